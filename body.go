@@ -1,0 +1,45 @@
+package polite
+
+import (
+	"io"
+	"net/http"
+	"sync/atomic"
+)
+
+// trackedBody ends its request's flight when it is closed, once.
+type trackedBody struct {
+	io.ReadCloser
+	done atomic.Bool
+	t    *Transport
+	d    *domain
+}
+
+func (b *trackedBody) Close() error {
+	err := b.ReadCloser.Close()
+	if b.done.CompareAndSwap(false, true) {
+		b.t.finish(b.d)
+	}
+	return err
+}
+
+// trackedReadWriteBody keeps the io.Writer of a 101 Switching Protocols body.
+type trackedReadWriteBody struct {
+	*trackedBody
+	w io.Writer
+}
+
+func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
+
+// track wraps body so that closing it ends the request's flight; a missing
+// or empty body ends it at once.
+func (t *Transport) track(d *domain, body io.ReadCloser) io.ReadCloser {
+	if body == nil || body == http.NoBody {
+		t.finish(d)
+		return body
+	}
+	tb := &trackedBody{ReadCloser: body, t: t, d: d}
+	if w, ok := body.(io.ReadWriteCloser); ok {
+		return trackedReadWriteBody{tb, w}
+	}
+	return tb
+}

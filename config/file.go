@@ -1,0 +1,131 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// File is a whole pacing configuration: the default limit and the limits of
+// named domains. Its JSON form is
+//
+//	{
+//	  "version": "1.0",
+//	  "default_config": {"requests_per_second": 1.0, "burst_capacity": 1},
+//	  "domains": {
+//	    "example.com": {"requests_per_second": 2.0, "burst_capacity": 2}
+//	  }
+//	}
+//
+// A File is a plain value; do not change it while a Transport uses it.
+type File struct {
+	// Version is the file format's version, "1.0".
+	Version string
+	// Default paces every domain not in Domains; DefaultLimit when the
+	// file has no default_config.
+	Default Limit
+	// Domains maps a domain, as the key function names it, to its limit.
+	Domains map[string]Limit
+}
+
+type fileJSON struct {
+	Version string                     `json:"version,omitempty"`
+	Default *json.RawMessage           `json:"default_config,omitempty"`
+	Domains map[string]json.RawMessage `json:"domains,omitempty"`
+}
+
+// Load reads and validates the JSON file at path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Parse reads and validates a configuration in JSON. Unknown fields, wrong
+// types and invalid limits are errors naming the domain and the field.
+func Parse(data []byte) (*File, error) {
+	var raw fileJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("config: %w", describeDecodeError(err))
+	}
+	if dec.More() {
+		return nil, errors.New("config: unexpected data after the JSON object")
+	}
+	f := &File{Version: raw.Version, Default: DefaultLimit}
+	if raw.Default != nil {
+		if err := decodeLimit("default_config", *raw.Default, &f.Default); err != nil {
+			return nil, err
+		}
+	}
+	if len(raw.Domains) > 0 {
+		f.Domains = make(map[string]Limit, len(raw.Domains))
+	}
+	for _, domain := range sortedKeys(raw.Domains) {
+		var l Limit
+		if err := decodeLimit(domain, raw.Domains[domain], &l); err != nil {
+			return nil, err
+		}
+		f.Domains[domain] = l
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func decodeLimit(domain string, data []byte, l *Limit) error {
+	err := json.Unmarshal(data, l)
+	if err == nil {
+		return nil
+	}
+	var fe *fieldErr
+	if errors.As(err, &fe) {
+		return &FieldError{Domain: domain, Field: fe.field, Err: fe.err}
+	}
+	return &FieldError{Domain: domain, Field: "(limit)", Err: err}
+}
+
+// Validate checks the default and every domain's limit, in domain order.
+func (f *File) Validate() error {
+	if err := f.Default.Validate("default_config"); err != nil {
+		return err
+	}
+	for _, domain := range sortedKeys(f.Domains) {
+		if domain == "" {
+			return &FieldError{Domain: domain, Field: "domains", Err: ErrEmptyDomain}
+		}
+		if err := f.Domains[domain].Validate(domain); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes f in the file format that Parse reads.
+func (f File) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Version string           `json:"version,omitempty"`
+		Default Limit            `json:"default_config"`
+		Domains map[string]Limit `json:"domains,omitempty"`
+	}{f.Version, f.Default, f.Domains})
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

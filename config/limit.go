@@ -1,0 +1,97 @@
+// Package config describes how fast polite may talk to each domain.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Limit is the pace of one domain. A limit paces by RequestsPerSecond (a token
+// bucket holding Burst tokens), by MinDelay, or both; the other rules add to
+// those. A request goes when every rule of its domain allows it.
+//
+// The zero Limit is invalid; DefaultLimit is the conservative default.
+type Limit struct {
+	// RequestsPerSecond is the token bucket's refill rate; 0 means no bucket.
+	RequestsPerSecond float64
+	// Burst is how many requests may go back to back when the bucket is
+	// full; at least 1 whenever RequestsPerSecond is set.
+	Burst int
+	// MinDelay is the least time between the starts of two requests.
+	MinDelay time.Duration
+	// Jitter adds a uniformly random [0, Jitter) to each gap between
+	// requests, so that a crawl does not tick like a clock.
+	Jitter time.Duration
+	// MaxConcurrent caps the requests in flight in this process; 0 means no cap.
+	MaxConcurrent int
+	// Quotas are sliding windows that the domain's requests must all fit in.
+	Quotas []Quota
+	// Disabled turns pacing off; the domain's stats are still recorded.
+	Disabled bool
+	// Adaptive lets the delay follow the server's latency (AutoThrottle).
+	Adaptive bool
+}
+
+// Quota allows at most Requests requests in any window of length Window.
+type Quota struct {
+	Requests int
+	Window   time.Duration
+}
+
+// DefaultLimit is the pace of a domain that nothing else configures: one
+// request per second, no burst.
+var DefaultLimit = Limit{RequestsPerSecond: 1, Burst: 1}
+
+// FieldError says which field of which domain's limit is wrong.
+type FieldError struct {
+	// Domain is the domain whose limit is wrong, or "default_config".
+	Domain string
+	// Field is the JSON name of the field.
+	Field string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("config: domain %q: %s: %v", e.Domain, e.Field, e.Err)
+}
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// Validate reports the first field of l that cannot be used, as a
+// *FieldError naming domain.
+func (l Limit) Validate(domain string) error {
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{Domain: domain, Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	switch {
+	case l.RequestsPerSecond < 0 || l.RequestsPerSecond != l.RequestsPerSecond:
+		return bad("requests_per_second", "must be positive, got %v", l.RequestsPerSecond)
+	case l.RequestsPerSecond > 0 && l.Burst < 1:
+		return bad("burst_capacity", "must be at least 1, got %d", l.Burst)
+	case l.RequestsPerSecond == 0 && l.Burst != 0:
+		return bad("burst_capacity", "set without requests_per_second")
+	case l.MinDelay < 0:
+		return bad("min_delay", "must not be negative, got %v", l.MinDelay)
+	case l.Jitter < 0:
+		return bad("jitter", "must not be negative, got %v", l.Jitter)
+	case l.MaxConcurrent < 0:
+		return bad("max_concurrent", "must not be negative, got %d", l.MaxConcurrent)
+	case !l.Disabled && l.RequestsPerSecond == 0 && l.MinDelay == 0:
+		return bad("requests_per_second", "a limit needs requests_per_second or min_delay unless it is disabled")
+	}
+	for i, q := range l.Quotas {
+		field := fmt.Sprintf("quotas[%d]", i)
+		switch {
+		case q.Requests < 1:
+			return bad(field+".requests", "must be at least 1, got %d", q.Requests)
+		case q.Window <= 0:
+			return bad(field+".window", "must be positive, got %v", q.Window)
+		}
+	}
+	return nil
+}
+
+// ErrEmptyDomain is the error for a domain entry whose name is empty.
+var ErrEmptyDomain = errors.New("domain name is empty")

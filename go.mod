@@ -1,0 +1,20 @@
+module github.com/polite-go/polite
+
+go 1.25.0
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
+	github.com/go-redis/redis_rate/v10 v10.0.1 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/prometheus/client_golang v1.24.1 // indirect
+	github.com/redis/go-redis/v9 v9.22.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/temoto/robotstxt v1.1.2 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/net v0.58.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)

@@ -1,0 +1,115 @@
+package polite
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
+)
+
+// KeyFunc names the domain a request is paced under. Requests with the same
+// key share one limit. It must not modify the request, and it is called for
+// every request, so it should be fast; it must be safe for concurrent use.
+type KeyFunc func(*http.Request) (string, error)
+
+// ErrNoHost is the error for a request whose URL names no host.
+var ErrNoHost = errors.New("polite: request URL has no host")
+
+// DomainKey, the default KeyFunc, keys a request by the registrable domain
+// (eTLD+1) of its URL's host, so that www.example.com and api.example.com
+// share one pace. The host is lower-cased, its port and trailing dot
+// dropped, and an internationalised name turned into punycode. An IP
+// address is its own key (IPv6 without brackets); so is a host with no
+// registrable domain, such as localhost or a bare public suffix.
+func DomainKey(req *http.Request) (string, error) {
+	if req.URL == nil {
+		return "", ErrNoHost
+	}
+	return domainKeyOf(req.URL.Host)
+}
+
+// HostKey keys a request by its URL's host, normalised as DomainKey
+// normalises it, so that each subdomain has its own pace.
+func HostKey(req *http.Request) (string, error) {
+	if req.URL == nil {
+		return "", ErrNoHost
+	}
+	return normalizeHost(req.URL.Host)
+}
+
+// domainKeys memoises domainKeyOf by raw URL host: computing the eTLD+1 is
+// the costliest step of a request. It holds at most maxMemoKeys hosts and
+// is emptied when full, so its memory is bounded.
+var domainKeys memo
+
+const maxMemoKeys = 4096
+
+type memo struct {
+	m    sync.Map
+	size atomic.Int64
+}
+
+func domainKeyOf(hostport string) (string, error) {
+	if key, ok := domainKeys.m.Load(hostport); ok {
+		return key.(string), nil
+	}
+	host, err := normalizeHost(hostport)
+	if err != nil {
+		return "", err
+	}
+	key := host
+	if net.ParseIP(host) == nil {
+		if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+			key = etld1
+		}
+	}
+	if domainKeys.size.Add(1) > maxMemoKeys {
+		domainKeys.m.Clear()
+		domainKeys.size.Store(1)
+	}
+	domainKeys.m.Store(hostport, key)
+	return key, nil
+}
+
+// normalizeHost turns a URL's host[:port] into the host polite keys on.
+func normalizeHost(hostport string) (string, error) {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	host = strings.TrimSuffix(host, ".")
+	if host == "" {
+		return "", ErrNoHost
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String(), nil
+	}
+	if i := strings.IndexByte(host, '%'); i >= 0 && net.ParseIP(host[:i]) != nil {
+		return "", fmt.Errorf("polite: host %q: zone identifiers are not supported", hostport)
+	}
+	if isASCII(host) {
+		return strings.ToLower(host), nil
+	}
+	ascii, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return "", fmt.Errorf("polite: host %q: %w", hostport, err)
+	}
+	return ascii, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,161 @@
+package limiter
+
+import (
+	"context"
+	"hash/maphash"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+const shardCount = 32
+
+// Memory is a Limiter that keeps every key's state in this process,
+// measured on its monotonic clock. The zero value is not usable; call
+// NewMemory.
+//
+// Memory stays bounded however many keys it meets: a key's state is dropped
+// once all its rules have recovered (its bucket is full again, its min
+// delay, pause and quota windows are over), when forgetting it changes
+// nothing. Each of its shards sweeps such keys whenever it has doubled in
+// size since its last sweep, so only keys active in the recent past cost
+// memory: about 200 bytes each, plus 8 bytes per request a quota allows.
+//
+// Memory is safe for concurrent use. It never blocks: callers wait.
+type Memory struct {
+	epoch  time.Time
+	seed   maphash.Seed
+	shards [shardCount]shard
+}
+
+type shard struct {
+	mu      sync.Mutex
+	keys    map[string]*keyState
+	sweepAt int
+}
+
+const minSweep = 64
+
+// NewMemory returns an empty in-memory Limiter.
+func NewMemory() *Memory {
+	m := &Memory{epoch: time.Now(), seed: maphash.MakeSeed()}
+	for i := range m.shards {
+		m.shards[i].keys = make(map[string]*keyState)
+		m.shards[i].sweepAt = minSweep
+	}
+	return m
+}
+
+// Reserve implements Limiter on the current time.
+func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
+	return m.ReserveAt(r, time.Now()), nil
+}
+
+// ReserveAt is Reserve at time now.
+func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
+	var jitter time.Duration
+	if r.Rule.Jitter > 0 {
+		jitter = rand.N(r.Rule.Jitter)
+	}
+	n := m.nanos(now)
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s := sh.getLocked(r.Key, n)
+	s.fitWindows(r.Rule)
+	t, reason := s.earliest(n, r.Rule, jitter)
+	wait := time.Duration(t - n)
+	if r.MaxWait > 0 && wait > r.MaxWait {
+		return Reservation{Wait: wait, Reason: reason}
+	}
+	return Reservation{OK: true, Wait: wait, Reason: reason, ID: s.commit(t, r.Rule), Start: t}
+}
+
+// Cancel implements Limiter.
+func (m *Memory) Cancel(_ context.Context, r Request, res Reservation) error {
+	if !res.OK {
+		return nil
+	}
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if s, ok := sh.keys[r.Key]; ok {
+		s.cancel(res.ID, res.Start, r.Rule)
+	}
+	return nil
+}
+
+// Pause implements Limiter on the current time.
+func (m *Memory) Pause(_ context.Context, key string, d time.Duration) error {
+	m.PauseAt(key, d, time.Now())
+	return nil
+}
+
+// PauseAt is Pause at time now.
+func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
+	n := m.nanos(now)
+	sh := m.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.getLocked(key, n).pause(n + int64(d))
+}
+
+// State implements Limiter on the current time.
+func (m *Memory) State(_ context.Context, key string, rule Rule) (State, error) {
+	return m.StateAt(key, rule, time.Now()), nil
+}
+
+// StateAt is State at time now.
+func (m *Memory) StateAt(key string, rule Rule, now time.Time) State {
+	n := m.nanos(now)
+	sh := m.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s, ok := sh.keys[key]
+	if !ok {
+		return newKeyState(rule).state(n, rule)
+	}
+	s.fitWindows(rule)
+	return s.state(n, rule)
+}
+
+// Len reports how many keys the limiter tracks now.
+func (m *Memory) Len() int {
+	total := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		total += len(sh.keys)
+		sh.mu.Unlock()
+	}
+	return total
+}
+
+func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
+
+func (m *Memory) shard(key string) *shard {
+	return &m.shards[maphash.String(m.seed, key)%shardCount]
+}
+
+// getLocked finds or creates key's state, sweeping quiet keys when the
+// shard has doubled since its last sweep.
+func (sh *shard) getLocked(key string, now int64) *keyState {
+	if s, ok := sh.keys[key]; ok {
+		return s
+	}
+	if len(sh.keys) >= sh.sweepAt {
+		sh.sweepLocked(now)
+	}
+	s := newKeyState(Rule{})
+	sh.keys[key] = s
+	return s
+}
+
+func (sh *shard) sweepLocked(now int64) {
+	for key, s := range sh.keys {
+		if s.quietAt <= now {
+			delete(sh.keys, key)
+		}
+	}
+	sh.sweepAt = max(minSweep, 2*len(sh.keys))
+}

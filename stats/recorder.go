@@ -1,0 +1,86 @@
+package stats
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// Recorder holds one domain's counters. The zero Recorder is ready to use;
+// it is safe for concurrent use and never blocks.
+type Recorder struct {
+	total, delayed, canceled, failed atomic.Int64
+	throttled, degraded              atomic.Int64
+	inFlight                         atomic.Int64
+	waitNanos, pausedNanos           atomic.Int64
+	lastRequestUnixNano              atomic.Int64
+	responses                        [6]atomic.Int64
+}
+
+// Sent records a request that passed the limiter after waiting wait.
+func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
+	r.total.Add(1)
+	if wait > DelayThreshold {
+		r.delayed.Add(1)
+	}
+	if wait > 0 {
+		r.waitNanos.Add(int64(wait))
+	}
+	if degraded {
+		r.degraded.Add(1)
+	}
+	r.lastRequestUnixNano.Store(now.UnixNano())
+}
+
+// Canceled records a request whose wait failed.
+func (r *Recorder) Canceled() { r.canceled.Add(1) }
+
+// Failed records a sent request whose round trip returned an error.
+func (r *Recorder) Failed() { r.failed.Add(1) }
+
+// Response records a response's status code.
+func (r *Recorder) Response(status int) {
+	class := status / 100
+	if class < 1 || class > 5 {
+		class = 0
+	}
+	r.responses[class].Add(1)
+	if status == 429 || status == 503 {
+		r.throttled.Add(1)
+	}
+}
+
+// Paused adds d to the time the domain spent paused at the server's request.
+func (r *Recorder) Paused(d time.Duration) { r.pausedNanos.Add(int64(d)) }
+
+// InFlight adds delta to the requests in flight.
+func (r *Recorder) InFlight(delta int64) { r.inFlight.Add(delta) }
+
+// Snapshot copies the counters into a Snapshot for domain, with the derived
+// averages filled in. Pause and quota fields are left to the caller.
+func (r *Recorder) Snapshot(domain string) Snapshot {
+	s := Snapshot{
+		Domain:             domain,
+		TotalRequests:      r.total.Load(),
+		DelayedRequests:    r.delayed.Load(),
+		CanceledRequests:   r.canceled.Load(),
+		FailedRequests:     r.failed.Load(),
+		TotalWaitTime:      time.Duration(r.waitNanos.Load()),
+		InFlight:           r.inFlight.Load(),
+		ThrottledResponses: r.throttled.Load(),
+		DegradedRequests:   r.degraded.Load(),
+		PausedTime:         time.Duration(r.pausedNanos.Load()),
+	}
+	for i := range r.responses {
+		s.Responses[i] = r.responses[i].Load()
+	}
+	if last := r.lastRequestUnixNano.Load(); last != 0 {
+		s.LastRequestTime = time.Unix(0, last)
+	}
+	if s.DelayedRequests > 0 {
+		s.AverageWaitTime = s.TotalWaitTime / time.Duration(s.DelayedRequests)
+	}
+	if s.TotalRequests > 0 {
+		s.DelayRate = float64(s.DelayedRequests) / float64(s.TotalRequests)
+	}
+	return s
+}

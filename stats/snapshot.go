@@ -1,0 +1,137 @@
+// Package stats records what polite did for each domain.
+package stats
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// DelayThreshold is the wait beyond which a request counts as delayed.
+const DelayThreshold = 10 * time.Millisecond
+
+// Snapshot is a copy of one domain's counters at one moment.
+type Snapshot struct {
+	// Domain is the key the counters belong to.
+	Domain string
+	// TotalRequests counts requests that passed the limiter and were sent.
+	TotalRequests int64
+	// DelayedRequests counts requests that waited more than DelayThreshold.
+	DelayedRequests int64
+	// CanceledRequests counts requests whose wait failed: cancelled, past
+	// their deadline, or refused because the wait was too long.
+	CanceledRequests int64
+	// FailedRequests counts sent requests whose round trip returned an error.
+	FailedRequests int64
+	// TotalWaitTime is the time all sent requests spent waiting.
+	TotalWaitTime time.Duration
+	// AverageWaitTime is TotalWaitTime over DelayedRequests (seed 000's rule).
+	AverageWaitTime time.Duration
+	// LastRequestTime is when the latest request was sent.
+	LastRequestTime time.Time
+	// DelayRate is DelayedRequests over TotalRequests.
+	DelayRate float64
+	// InFlight is the number of requests sent whose response body is not
+	// closed yet.
+	InFlight int64
+	// Responses counts responses by status class: Responses[2] is 2xx.
+	Responses [6]int64
+	// ThrottledResponses counts 429 and 503 responses.
+	ThrottledResponses int64
+	// DegradedRequests counts requests paced by a fallback because the
+	// shared limiter (Redis) did not answer.
+	DegradedRequests int64
+	// PausedUntil is when the domain's current pause ends; zero if none.
+	PausedUntil time.Time
+	// PauseReason says who asked for the current pause, such as
+	// "retry-after" or "backoff"; empty if none.
+	PauseReason string
+	// PausedTime is the total time the domain was paused at the server's request.
+	PausedTime time.Duration
+	// Quotas reports each quota of the domain's limit, in order.
+	Quotas []QuotaState
+}
+
+// QuotaState is what is left of one sliding-window quota.
+type QuotaState struct {
+	// Limit is the quota's request count per Window.
+	Limit int
+	// Window is the quota's window.
+	Window time.Duration
+	// Remaining is how many requests the window still allows now.
+	Remaining int
+	// NextFree is when the window frees its next slot; zero when none is used.
+	NextFree time.Time
+}
+
+type snapshotJSON struct {
+	Domain             string           `json:"domain"`
+	TotalRequests      int64            `json:"total_requests"`
+	DelayedRequests    int64            `json:"delayed_requests"`
+	CanceledRequests   int64            `json:"canceled_requests"`
+	FailedRequests     int64            `json:"failed_requests"`
+	TotalWaitTimeMS    float64          `json:"total_wait_time_ms"`
+	AverageWaitTimeMS  float64          `json:"average_wait_time_ms"`
+	LastRequestTime    time.Time        `json:"last_request_time,omitzero"`
+	DelayRate          float64          `json:"delay_rate"`
+	InFlight           int64            `json:"in_flight"`
+	Responses          map[string]int64 `json:"responses,omitempty"`
+	ThrottledResponses int64            `json:"throttled_responses"`
+	DegradedRequests   int64            `json:"degraded_requests"`
+	PausedUntil        time.Time        `json:"paused_until,omitzero"`
+	PauseReason        string           `json:"pause_reason,omitempty"`
+	PausedTimeMS       float64          `json:"paused_time_ms"`
+	Quotas             []quotaJSON      `json:"quotas,omitempty"`
+}
+
+type quotaJSON struct {
+	Limit     int       `json:"limit"`
+	Window    string    `json:"window"`
+	Remaining int       `json:"remaining"`
+	NextFree  time.Time `json:"next_free,omitzero"`
+}
+
+// MarshalJSON writes s with seed 000's field names; durations are in
+// milliseconds and status classes are keyed "2xx" and so on.
+func (s Snapshot) MarshalJSON() ([]byte, error) {
+	out := snapshotJSON{
+		Domain:             s.Domain,
+		TotalRequests:      s.TotalRequests,
+		DelayedRequests:    s.DelayedRequests,
+		CanceledRequests:   s.CanceledRequests,
+		FailedRequests:     s.FailedRequests,
+		TotalWaitTimeMS:    milliseconds(s.TotalWaitTime),
+		AverageWaitTimeMS:  milliseconds(s.AverageWaitTime),
+		LastRequestTime:    s.LastRequestTime,
+		DelayRate:          s.DelayRate,
+		InFlight:           s.InFlight,
+		ThrottledResponses: s.ThrottledResponses,
+		DegradedRequests:   s.DegradedRequests,
+		PausedUntil:        s.PausedUntil,
+		PauseReason:        s.PauseReason,
+		PausedTimeMS:       milliseconds(s.PausedTime),
+	}
+	for class, n := range s.Responses {
+		if n > 0 {
+			if out.Responses == nil {
+				out.Responses = map[string]int64{}
+			}
+			out.Responses[StatusClass(class)] = n
+		}
+	}
+	for _, q := range s.Quotas {
+		out.Quotas = append(out.Quotas, quotaJSON{q.Limit, q.Window.String(), q.Remaining, q.NextFree})
+	}
+	return json.Marshal(out)
+}
+
+// StatusClass names a status class index: 2 is "2xx"; 0 is "other".
+func StatusClass(class int) string {
+	if class < 1 || class > 5 {
+		return "other"
+	}
+	return string(rune('0'+class)) + "xx"
+}
+
+func milliseconds(d time.Duration) float64 {
+	return float64(d) / float64(time.Millisecond)
+}

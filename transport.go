@@ -1,0 +1,361 @@
+// Package polite paces HTTP requests per domain, so that scrapers and
+// crawlers stay welcome.
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/stats"
+)
+
+// Transport is an http.RoundTripper that paces outgoing requests per
+// domain. Wrap a client's transport with it:
+//
+//	t, err := polite.NewTransport(http.DefaultTransport, polite.WithDefault(config.Limit{RequestsPerSecond: 2, Burst: 1}))
+//	client := &http.Client{Transport: t, Timeout: time.Minute}
+//
+// Each request is keyed by its URL (DomainKey by default), waits for its
+// domain's turn under the domain's config.Limit, is sent through the base
+// transport, and is counted in the domain's stats. A request waits using
+// its context, so a cancelled context or an http.Client.Timeout ends the
+// wait at once; a wait that cannot end before the context's deadline fails
+// at once with a *WaitError. Nothing is sent for a failed wait, and its
+// turn is given back. Responses are returned as they are, whatever their
+// status; redirects and retries come through RoundTrip again and are each
+// paced against their own domain.
+//
+// Memory is bounded: the Transport tracks at most WithMaxDomains domains
+// (DefaultMaxDomains by default), forgetting the least recently used idle
+// ones, stats included, when more come; the default limiter.Memory forgets
+// a domain's pace once it has fully recovered.
+//
+// A Transport is safe for concurrent use by many goroutines. It holds no
+// lock while a request waits, so a slow domain never stalls another.
+type Transport struct {
+	base           http.RoundTripper
+	keyFunc        KeyFunc
+	limiter        limiter.Limiter
+	maxWait        time.Duration
+	loopbackExempt bool
+	logger         *slog.Logger
+	defaultLimit   *config.Limit
+	limits         map[string]*config.Limit
+	domains        domainTable
+}
+
+// NewTransport returns a Transport that sends requests through base
+// (http.DefaultTransport when nil), paced as opts say. Every domain is
+// paced by config.DefaultLimit unless an option says otherwise. An invalid
+// limit is an error naming the domain and the field (a *config.FieldError).
+func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if o.keyFunc == nil {
+		return nil, errors.New("polite: WithKeyFunc: key function is nil")
+	}
+	if o.maxDomains < 1 {
+		return nil, fmt.Errorf("polite: WithMaxDomains: must be at least 1, got %d", o.maxDomains)
+	}
+	if o.maxWait < 0 {
+		return nil, fmt.Errorf("polite: WithMaxWait: must not be negative, got %v", o.maxWait)
+	}
+	if err := o.defaultLimit.Validate("default_config"); err != nil {
+		return nil, err
+	}
+	limits, err := resolveDomains(o.domains, o.keyFunc)
+	if err != nil {
+		return nil, err
+	}
+	if o.limiter == nil {
+		o.limiter = limiter.NewMemory()
+	}
+	t := &Transport{
+		base:           base,
+		keyFunc:        o.keyFunc,
+		limiter:        o.limiter,
+		maxWait:        o.maxWait,
+		loopbackExempt: o.loopbackExempt,
+		logger:         o.logger,
+		defaultLimit:   &o.defaultLimit,
+		limits:         limits,
+	}
+	t.domains.maxDomains = o.maxDomains
+	t.domains.newDomain = t.newDomain
+	t.logLimits()
+	return t, nil
+}
+
+// resolveDomains normalises the configured domains and checks that each can
+// be reached under keyFunc.
+func resolveDomains(domains map[string]config.Limit, keyFunc KeyFunc) (map[string]*config.Limit, error) {
+	limits := make(map[string]*config.Limit, len(domains))
+	for name, l := range domains {
+		if name == "" {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: config.ErrEmptyDomain}
+		}
+		if err := l.Validate(name); err != nil {
+			return nil, err
+		}
+		key, err := normalizeHost(name)
+		if err != nil {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
+		}
+		probe := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: hostForURL(key), Path: "/"}, Header: http.Header{}}
+		if got, err := keyFunc(probe); err != nil || got != key {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("can never match: the key function maps it to %q (%v)", got, err)}
+		}
+		if _, dup := limits[key]; dup {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("names the same domain as another entry, %q", key)}
+		}
+		limits[key] = &l
+	}
+	return limits, nil
+}
+
+func (t *Transport) newDomain(key string) *domain {
+	l, ok := t.limits[key]
+	if !ok {
+		l = t.defaultLimit
+	}
+	d := &domain{key: key, limit: l, unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key))}
+	if l.MaxConcurrent > 0 && !d.unpaced {
+		d.slots = make(chan struct{}, l.MaxConcurrent)
+	}
+	return d
+}
+
+// RoundTrip waits for the request's turn in its domain, sends it through
+// the base transport and learns from the response. See Transport.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key, err := t.keyFunc(req)
+	if err != nil {
+		closeRequestBody(req)
+		return nil, fmt.Errorf("polite: %w", err)
+	}
+	d := t.domains.acquire(key, time.Now())
+	ctx := req.Context()
+	if err := t.takeSlot(ctx, d); err != nil {
+		d.stats.Canceled()
+		t.domains.release(d)
+		closeRequestBody(req)
+		return nil, err
+	}
+	res, err := t.wait(ctx, d)
+	if err != nil {
+		d.stats.Canceled()
+		t.giveSlot(d)
+		t.domains.release(d)
+		closeRequestBody(req)
+		return nil, err
+	}
+	sentAt := time.Now()
+	d.stats.Sent(sentAt, res.Wait, res.Degraded)
+	d.stats.InFlight(1)
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp == nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
+		if err == nil {
+			err = errors.New("polite: base RoundTripper returned no response and no error")
+		}
+		d.stats.Failed()
+		t.finish(d)
+		return nil, err
+	}
+	d.stats.Response(resp.StatusCode)
+	resp.Body = t.track(d, resp.Body)
+	return resp, nil
+}
+
+// finish ends a sent request: its slot and its domain are free again.
+func (t *Transport) finish(d *domain) {
+	d.stats.InFlight(-1)
+	t.giveSlot(d)
+	t.domains.release(d)
+}
+
+// takeSlot waits for a place under the domain's MaxConcurrent.
+func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
+	if d.slots == nil {
+		return nil
+	}
+	select {
+	case d.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case d.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: ctx.Err()}
+	}
+}
+
+func (t *Transport) giveSlot(d *domain) {
+	if d.slots != nil {
+		<-d.slots
+	}
+}
+
+// wait reserves the request's turn and sleeps until it comes.
+func (t *Transport) wait(ctx context.Context, d *domain) (limiter.Reservation, error) {
+	if d.unpaced {
+		return limiter.Reservation{OK: true}, nil
+	}
+	now := time.Now()
+	if err := ctx.Err(); err != nil {
+		return limiter.Reservation{}, &WaitError{Domain: d.key, RetryAt: now, Err: err}
+	}
+	r := limiter.Request{Key: d.key, Rule: d.rule(), MaxWait: t.maxWait}
+	cause := ErrWaitTooLong
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := deadline.Sub(now); r.MaxWait == 0 || left < r.MaxWait {
+			r.MaxWait, cause = max(left, 1), context.DeadlineExceeded
+		}
+	}
+	res, err := t.limiter.Reserve(ctx, r)
+	if err != nil {
+		return res, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
+	}
+	if !res.OK {
+		return res, &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: cause}
+	}
+	if res.Wait <= 0 {
+		return res, nil
+	}
+	if t.logger.Enabled(ctx, slog.LevelDebug) {
+		t.logger.DebugContext(ctx, "polite: waiting", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
+	}
+	timer := time.NewTimer(res.Wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return res, nil
+	case <-ctx.Done():
+		if err := t.limiter.Cancel(context.WithoutCancel(ctx), r, res); err != nil {
+			t.logger.WarnContext(ctx, "polite: could not give back a cancelled turn", "domain", d.key, "err", err)
+		}
+		return res, &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: ctx.Err()}
+	}
+}
+
+func closeRequestBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// hostForURL puts brackets around an IPv6 address.
+func hostForURL(host string) string {
+	for i := 0; i < len(host); i++ {
+		if host[i] == ':' {
+			return "[" + host + "]"
+		}
+	}
+	return host
+}
+
+// Stats returns a copy of domain's counters, and false if the Transport
+// does not track domain. The domain is normalised as the key function's
+// output is (lower case, punycode).
+func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
+	d, ok := t.domains.load(lookupKey(domain))
+	if !ok {
+		return stats.Snapshot{}, false
+	}
+	return t.snapshot(d), true
+}
+
+// AllStats returns a copy of the counters of every tracked domain.
+func (t *Transport) AllStats() map[string]stats.Snapshot {
+	out := make(map[string]stats.Snapshot)
+	for _, d := range t.domains.all() {
+		out[d.key] = t.snapshot(d)
+	}
+	return out
+}
+
+// RemainingWait returns how long a request to domain sent now would wait,
+// consuming nothing; 0 for a domain never seen.
+func (t *Transport) RemainingWait(domain string) time.Duration {
+	d, ok := t.domains.load(lookupKey(domain))
+	if !ok || d.unpaced {
+		return 0
+	}
+	st, err := t.limiter.State(context.Background(), d.key, d.rule())
+	if err != nil {
+		return 0
+	}
+	return st.Wait
+}
+
+func (t *Transport) snapshot(d *domain) stats.Snapshot {
+	s := d.stats.Snapshot(d.key)
+	if d.unpaced {
+		return s
+	}
+	st, err := t.limiter.State(context.Background(), d.key, d.rule())
+	if err != nil {
+		return s
+	}
+	now := time.Now()
+	if st.Paused > 0 {
+		s.PausedUntil = now.Add(st.Paused)
+	}
+	for i, q := range st.Quotas {
+		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
+		if q.NextFree > 0 {
+			qs.NextFree = now.Add(q.NextFree)
+		}
+		s.Quotas = append(s.Quotas, qs)
+	}
+	return s
+}
+
+func lookupKey(domain string) string {
+	if key, err := normalizeHost(domain); err == nil {
+		return key
+	}
+	return domain
+}
+
+// CloseIdleConnections closes the idle connections of the base transport,
+// if it has a CloseIdleConnections method.
+func (t *Transport) CloseIdleConnections() {
+	type closeIdler interface{ CloseIdleConnections() }
+	if c, ok := t.base.(closeIdler); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// logLimits logs the limits in force, once, at Info.
+func (t *Transport) logLimits() {
+	ctx := context.Background()
+	if !t.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	t.logger.Info("polite: limits in force", limitAttrs("default", t.defaultLimit)...)
+	for key, l := range t.limits {
+		t.logger.Info("polite: limits in force", limitAttrs(key, l)...)
+	}
+}
+
+func limitAttrs(domain string, l *config.Limit) []any {
+	return []any{"domain", domain, "enabled", !l.Disabled, "rate", l.RequestsPerSecond, "burst", l.Burst,
+		"min_delay", l.MinDelay, "jitter", l.Jitter, "max_concurrent", l.MaxConcurrent, "quotas", len(l.Quotas)}
+}
