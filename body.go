@@ -10,14 +10,13 @@ import (
 type trackedBody struct {
 	io.ReadCloser
 	done atomic.Bool
-	t    *Transport
 	d    *domain
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
 	if b.done.CompareAndSwap(false, true) {
-		b.t.finish(b.d)
+		b.d.finish()
 	}
 	return err
 }
@@ -34,10 +33,10 @@ func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p)
 // or empty body ends it at once.
 func (t *Transport) track(d *domain, body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
-		t.finish(d)
+		d.finish()
 		return body
 	}
-	tb := &trackedBody{ReadCloser: body, t: t, d: d}
+	tb := &trackedBody{ReadCloser: body, d: d}
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tb, w}
 	}

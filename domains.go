@@ -10,30 +10,50 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/shardmap"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
 )
 
 // domain is what the Transport keeps for one key.
 type domain struct {
-	key     string
-	limit   *config.Limit
-	unpaced bool          // disabled, or an exempt loopback host
-	slots   chan struct{} // nil without MaxConcurrent
-	stats   stats.Recorder
+	key      string
+	limit    *config.Limit
+	baseRule limiter.Rule  // the limit's rule, before what servers ask
+	unpaced  bool          // disabled, or an exempt loopback host
+	slots    chan struct{} // nil without MaxConcurrent
+	stats    stats.Recorder
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	pending  atomic.Int64 // requests between lookup and their end
 	evicted  atomic.Bool
 }
 
-func (d *domain) rule() limiter.Rule { return limiter.RuleOf(*d.limit) }
+func (d *domain) rule() limiter.Rule { return d.baseRule }
+
+// finish ends a sent request: its slot and its domain are free again.
+func (d *domain) finish() {
+	d.stats.InFlight(-1)
+	d.giveSlot()
+	d.release()
+}
+
+func (d *domain) giveSlot() {
+	if d.slots != nil {
+		<-d.slots
+	}
+}
+
+// release ends a request's claim on d, which acquire made.
+func (d *domain) release() { d.pending.Add(-1) }
 
 // domainTable finds or creates the domain of a key. Lookups take no lock.
 // It holds at most maxDomains domains: past that, a sweep forgets the
 // least recently used ones that have no request pending.
 type domainTable struct {
-	m          sync.Map // key -> *domain
+	m          shardmap.Map[*domain]
+	hosts      shardmap.Map[*domain] // URL host -> domain, for host-only key functions
+	hostCount  atomic.Int64
 	count      atomic.Int64
 	maxDomains int
 	sweeping   sync.Mutex
@@ -44,44 +64,61 @@ type domainTable struct {
 // caller must release.
 func (tab *domainTable) acquire(key string, now time.Time) *domain {
 	for {
-		v, ok := tab.m.Load(key)
+		d, ok := tab.m.Load(key)
 		if !ok {
-			d := tab.newDomain(key)
-			v, ok = tab.m.LoadOrStore(key, d)
+			d, ok = tab.m.LoadOrStore(key, tab.newDomain(key))
 			if !ok && tab.count.Add(1) > int64(tab.maxDomains) {
 				tab.sweep()
 			}
 		}
-		d := v.(*domain)
-		d.pending.Add(1)
-		if !d.evicted.Load() {
-			d.lastUsed.Store(now.UnixNano())
+		if d.tryAcquire(now) {
 			return d
 		}
+		tab.forget(d)
+	}
+}
+
+// tryAcquire claims d for one more request, unless d has been evicted.
+func (d *domain) tryAcquire(now time.Time) bool {
+	d.pending.Add(1)
+	if d.evicted.Load() {
 		d.pending.Add(-1)
-		if tab.m.CompareAndDelete(key, d) {
-			tab.count.Add(-1)
-		}
+		return false
 	}
+	d.lastUsed.Store(now.UnixNano())
+	return true
 }
 
-func (tab *domainTable) release(d *domain) { d.pending.Add(-1) }
-
-func (tab *domainTable) load(key string) (*domain, bool) {
-	v, ok := tab.m.Load(key)
-	if !ok {
-		return nil, false
+// acquireHost is acquire through the cache of hosts' domains, for key
+// functions that depend on the URL's host alone: one lookup per request
+// instead of computing the key and looking it up. The cache is emptied
+// whenever it holds twice as many hosts as the table may hold domains.
+func (tab *domainTable) acquireHost(host string, keyOf func() (string, error), now time.Time) (*domain, error) {
+	if d, ok := tab.hosts.Load(host); ok && d.tryAcquire(now) {
+		return d, nil
 	}
-	return v.(*domain), true
+	key, err := keyOf()
+	if err != nil {
+		return nil, err
+	}
+	d := tab.acquire(key, now)
+	if tab.hostCount.Add(1) > 2*int64(tab.maxDomains) {
+		tab.hosts.Clear()
+		tab.hostCount.Store(1)
+	}
+	tab.hosts.Store(host, d)
+	return d, nil
 }
 
-func (tab *domainTable) all() []*domain {
-	var out []*domain
-	tab.m.Range(func(_, v any) bool {
-		out = append(out, v.(*domain))
-		return true
-	})
-	return out
+func (tab *domainTable) load(key string) (*domain, bool) { return tab.m.Load(key) }
+
+func (tab *domainTable) all() []*domain { return tab.m.Values() }
+
+// forget removes d from the table if it is still there.
+func (tab *domainTable) forget(d *domain) {
+	if tab.m.DeleteIf(d.key, func(cur *domain) bool { return cur != d }) {
+		tab.count.Add(-1)
+	}
 }
 
 // sweep forgets the least recently used idle domains until a quarter of
@@ -108,10 +145,8 @@ func (tab *domainTable) sweep() {
 			d.evicted.Store(false)
 			continue
 		}
-		if tab.m.CompareAndDelete(d.key, d) {
-			tab.count.Add(-1)
-			excess--
-		}
+		tab.forget(d)
+		excess--
 	}
 }
 

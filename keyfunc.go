@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -43,38 +42,26 @@ func HostKey(req *http.Request) (string, error) {
 	return normalizeHost(req.URL.Host)
 }
 
-// domainKeys memoises domainKeyOf by raw URL host: computing the eTLD+1 is
-// the costliest step of a request. It holds at most maxMemoKeys hosts and
-// is emptied when full, so its memory is bounded.
-var domainKeys memo
-
-const maxMemoKeys = 4096
-
-type memo struct {
-	m    sync.Map
-	size atomic.Int64
-}
-
 func domainKeyOf(hostport string) (string, error) {
-	if key, ok := domainKeys.m.Load(hostport); ok {
-		return key.(string), nil
-	}
 	host, err := normalizeHost(hostport)
 	if err != nil {
 		return "", err
 	}
-	key := host
-	if net.ParseIP(host) == nil {
-		if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-			key = etld1
-		}
+	if net.ParseIP(host) != nil {
+		return host, nil
 	}
-	if domainKeys.size.Add(1) > maxMemoKeys {
-		domainKeys.m.Clear()
-		domainKeys.size.Store(1)
+	if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return etld1, nil
 	}
-	domainKeys.m.Store(hostport, key)
-	return key, nil
+	return host, nil
+}
+
+// hostOnly reports whether f is one of this package's key functions,
+// which depend on the URL's host alone, so that the Transport may cache
+// their result per host.
+func hostOnly(f KeyFunc) bool {
+	p := reflect.ValueOf(f).Pointer()
+	return p == reflect.ValueOf(DomainKey).Pointer() || p == reflect.ValueOf(HostKey).Pointer()
 }
 
 // normalizeHost turns a URL's host[:port] into the host polite keys on.

@@ -42,10 +42,12 @@ import (
 type Transport struct {
 	base           http.RoundTripper
 	keyFunc        KeyFunc
+	hostOnlyKeys   bool
 	limiter        limiter.Limiter
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
+	clock          clock
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
 	domains        domainTable
@@ -85,10 +87,12 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	t := &Transport{
 		base:           base,
 		keyFunc:        o.keyFunc,
+		hostOnlyKeys:   hostOnly(o.keyFunc),
 		limiter:        o.limiter,
 		maxWait:        o.maxWait,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
+		clock:          newClock(),
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 	}
@@ -130,7 +134,7 @@ func (t *Transport) newDomain(key string) *domain {
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{key: key, limit: l, unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key))}
+	d := &domain{key: key, limit: l, baseRule: limiter.RuleOf(*l), unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key))}
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}
@@ -140,28 +144,34 @@ func (t *Transport) newDomain(key string) *domain {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	key, err := t.keyFunc(req)
+	now := t.clock.now()
+	d, err := t.acquire(req, now)
 	if err != nil {
 		closeRequestBody(req)
-		return nil, fmt.Errorf("polite: %w", err)
+		return nil, err
 	}
-	d := t.domains.acquire(key, time.Now())
 	ctx := req.Context()
-	if err := t.takeSlot(ctx, d); err != nil {
-		d.stats.Canceled()
-		t.domains.release(d)
-		closeRequestBody(req)
-		return nil, err
+	if waited, err := t.takeSlot(ctx, d); waited || err != nil {
+		now = t.clock.now()
+		if err != nil {
+			d.stats.Canceled()
+			d.release()
+			closeRequestBody(req)
+			return nil, err
+		}
 	}
-	res, err := t.wait(ctx, d)
+	res, err := t.wait(ctx, d, now)
 	if err != nil {
 		d.stats.Canceled()
-		t.giveSlot(d)
-		t.domains.release(d)
+		d.giveSlot()
+		d.release()
 		closeRequestBody(req)
 		return nil, err
 	}
-	sentAt := time.Now()
+	sentAt := now
+	if res.Wait > 0 {
+		sentAt = t.clock.now()
+	}
 	d.stats.Sent(sentAt, res.Wait, res.Degraded)
 	d.stats.InFlight(1)
 	resp, err := t.base.RoundTrip(req)
@@ -173,7 +183,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			err = errors.New("polite: base RoundTripper returned no response and no error")
 		}
 		d.stats.Failed()
-		t.finish(d)
+		d.finish()
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
@@ -181,47 +191,56 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// finish ends a sent request: its slot and its domain are free again.
-func (t *Transport) finish(d *domain) {
-	d.stats.InFlight(-1)
-	t.giveSlot(d)
-	t.domains.release(d)
+// acquire finds the request's domain and claims it for the request.
+func (t *Transport) acquire(req *http.Request, now time.Time) (*domain, error) {
+	keyOf := func() (string, error) { return t.keyFunc(req) }
+	var d *domain
+	var err error
+	if t.hostOnlyKeys && req.URL != nil {
+		d, err = t.domains.acquireHost(req.URL.Host, keyOf, now)
+	} else {
+		var key string
+		if key, err = keyOf(); err == nil {
+			d = t.domains.acquire(key, now)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, ErrNoHost) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("polite: key function: %w", err)
+	}
+	return d, nil
 }
 
-// takeSlot waits for a place under the domain's MaxConcurrent.
-func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
+// takeSlot takes a place under the domain's MaxConcurrent, and says
+// whether it had to wait for one.
+func (t *Transport) takeSlot(ctx context.Context, d *domain) (waited bool, err error) {
 	if d.slots == nil {
-		return nil
+		return false, nil
 	}
 	select {
 	case d.slots <- struct{}{}:
-		return nil
+		return false, nil
 	default:
 	}
 	select {
 	case d.slots <- struct{}{}:
-		return nil
+		return true, nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: ctx.Err()}
+		return true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
 	}
 }
 
-func (t *Transport) giveSlot(d *domain) {
-	if d.slots != nil {
-		<-d.slots
-	}
-}
-
-// wait reserves the request's turn and sleeps until it comes.
-func (t *Transport) wait(ctx context.Context, d *domain) (limiter.Reservation, error) {
+// wait reserves the request's turn at now and sleeps until it comes.
+func (t *Transport) wait(ctx context.Context, d *domain, now time.Time) (limiter.Reservation, error) {
 	if d.unpaced {
 		return limiter.Reservation{OK: true}, nil
 	}
-	now := time.Now()
 	if err := ctx.Err(); err != nil {
 		return limiter.Reservation{}, &WaitError{Domain: d.key, RetryAt: now, Err: err}
 	}
-	r := limiter.Request{Key: d.key, Rule: d.rule(), MaxWait: t.maxWait}
+	r := limiter.Request{Key: d.key, Rule: d.rule(), MaxWait: t.maxWait, Now: now}
 	cause := ErrWaitTooLong
 	if deadline, ok := ctx.Deadline(); ok {
 		if left := deadline.Sub(now); r.MaxWait == 0 || left < r.MaxWait {

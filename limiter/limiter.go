@@ -60,6 +60,10 @@ type Request struct {
 	Rule Rule
 	// MaxWait is the longest acceptable wait; 0 means any wait is acceptable.
 	MaxWait time.Duration
+	// Now is the caller's current time, if it has read the clock already.
+	// Memory, which shares this process's clock, uses it instead of
+	// reading the clock again; a limiter with a clock of its own ignores it.
+	Now time.Time
 }
 
 // Reservation is a claimed start, or the refusal of one.

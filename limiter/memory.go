@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/cpu"
 )
 
 const shardCount = 32
@@ -32,6 +34,7 @@ type shard struct {
 	mu      sync.Mutex
 	keys    map[string]*keyState
 	sweepAt int
+	_       cpu.CacheLinePad
 }
 
 const minSweep = 64
@@ -46,9 +49,13 @@ func NewMemory() *Memory {
 	return m
 }
 
-// Reserve implements Limiter on the current time.
+// Reserve implements Limiter at r.Now, or at the current time if r.Now is zero.
 func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
-	return m.ReserveAt(r, time.Now()), nil
+	now := r.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return m.ReserveAt(r, now), nil
 }
 
 // ReserveAt is Reserve at time now.
