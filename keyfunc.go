@@ -25,9 +25,12 @@ var ErrNoHost = errors.New("polite: request URL has no host")
 // share one pace. The host is lower-cased, its port and trailing dot
 // dropped, and an internationalised name turned into punycode. An IP
 // address is its own key (IPv6 without brackets); so is a host with no
-// registrable domain, such as localhost or a bare public suffix.
+// registrable domain, such as localhost or a bare public suffix. A URL with
+// no host gives ErrNoHost; a host that is no host name (an empty label, a
+// colon outside an IP literal, an IPv6 zone) gives an error naming it. A
+// key is its own key.
 func DomainKey(req *http.Request) (string, error) {
-	if req.URL == nil {
+	if req == nil || req.URL == nil {
 		return "", ErrNoHost
 	}
 	return domainKeyOf(req.URL.Host)
@@ -36,7 +39,7 @@ func DomainKey(req *http.Request) (string, error) {
 // HostKey keys a request by its URL's host, normalised as DomainKey
 // normalises it, so that each subdomain has its own pace.
 func HostKey(req *http.Request) (string, error) {
-	if req.URL == nil {
+	if req == nil || req.URL == nil {
 		return "", ErrNoHost
 	}
 	return normalizeHost(req.URL.Host)
@@ -64,13 +67,22 @@ func hostOnly(f KeyFunc) bool {
 	return p == reflect.ValueOf(DomainKey).Pointer() || p == reflect.ValueOf(HostKey).Pointer()
 }
 
-// normalizeHost turns a URL's host[:port] into the host polite keys on.
+// normalizeHost turns a URL's host[:port] into the host polite keys on. It
+// is idempotent: the host it returns normalises to itself.
 func normalizeHost(hostport string) (string, error) {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = host[1 : len(host)-1]
+	}
+	if !isASCII(host) {
+		// Before the trailing dot goes: the mapping may make one ("。").
+		ascii, err := idna.Lookup.ToASCII(host)
+		if err != nil {
+			return "", fmt.Errorf("polite: host %q: %w", hostport, err)
+		}
+		host = ascii
 	}
 	host = strings.TrimSuffix(host, ".")
 	if host == "" {
@@ -82,14 +94,10 @@ func normalizeHost(hostport string) (string, error) {
 	if i := strings.IndexByte(host, '%'); i >= 0 && net.ParseIP(host[:i]) != nil {
 		return "", fmt.Errorf("polite: host %q: zone identifiers are not supported", hostport)
 	}
-	if isASCII(host) {
-		return strings.ToLower(host), nil
+	if host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") || strings.ContainsAny(host, ":[]") {
+		return "", fmt.Errorf("polite: host %q: not a host name", hostport)
 	}
-	ascii, err := idna.Lookup.ToASCII(host)
-	if err != nil {
-		return "", fmt.Errorf("polite: host %q: %w", hostport, err)
-	}
-	return ascii, nil
+	return strings.ToLower(host), nil
 }
 
 func isASCII(s string) bool {

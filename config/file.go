@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
@@ -53,13 +54,24 @@ func Load(path string) (*File, error) {
 // Parse reads and validates a configuration in JSON. Unknown fields, wrong
 // types and invalid limits are errors naming the domain and the field.
 func Parse(data []byte) (*File, error) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) == nil {
+		for _, name := range sortedKeys(top) {
+			if name != "version" && name != "default_config" && name != "domains" {
+				return nil, fmt.Errorf("config: %s: unknown field", name)
+			}
+		}
+	}
 	var raw fileJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
+		if err == io.EOF {
+			return nil, errors.New("config: empty input, want a JSON object")
+		}
 		return nil, fmt.Errorf("config: %w", describeDecodeError(err))
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("config: unexpected data after the JSON object")
 	}
 	f := &File{Version: raw.Version, Default: DefaultLimit}

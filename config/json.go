@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +48,9 @@ func (l Limit) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads l strictly: unknown fields and wrong types are errors.
 // It does not validate; Parse does.
 func (l *Limit) UnmarshalJSON(data []byte) error {
+	if err := checkFieldNames(data, limitFields, quotaFields); err != nil {
+		return err
+	}
 	var in limitJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -111,20 +116,70 @@ func describeDecodeError(err error) error {
 		return &fieldErr{strings.Trim(name, `"`), errors.New("unknown field")}
 	}
 	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) && typeErr.Field != "" {
-		return &fieldErr{typeErr.Field, fmt.Errorf("wrong type: got JSON %s, want %s", typeErr.Value, jsonKind(typeErr.Type.Kind().String()))}
+	if !errors.As(err, &typeErr) {
+		return err
 	}
-	return err
+	want := jsonKind(typeErr.Type.Kind())
+	problem := fmt.Errorf("wrong type: got JSON %s, want %s", typeErr.Value, want)
+	if want == "number" && strings.HasPrefix(typeErr.Value, "number") {
+		problem = fmt.Errorf("%s is out of range", strings.TrimPrefix(typeErr.Value, "number "))
+	}
+	if typeErr.Field == "" {
+		return problem
+	}
+	return &fieldErr{typeErr.Field, problem}
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "float64", "int":
+// jsonKind names the JSON value that a Go value of kind k is read from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
 		return "number"
-	case "bool":
+	case reflect.Bool:
 		return "true or false"
-	case "slice":
+	case reflect.Slice, reflect.Array:
 		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
 	}
-	return goKind
+	return k.String()
+}
+
+var (
+	limitFields = []string{"requests_per_second", "burst_capacity", "min_delay", "jitter", "max_concurrent", "quotas", "disabled", "adaptive"}
+	quotaFields = []string{"requests", "window"}
+)
+
+// checkFieldNames rejects field names that encoding/json would match only
+// case-insensitively, such as "Burst_Capacity", in a limit and its quotas.
+// Other shape errors are left to the decoder.
+func checkFieldNames(data []byte, limit, quota []string) error {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return nil
+	}
+	for _, name := range sortedKeys(fields) {
+		raw := fields[name]
+		if !slices.Contains(limit, name) {
+			return &fieldErr{name, errors.New("unknown field")}
+		}
+		if name != "quotas" {
+			continue
+		}
+		var quotas []map[string]json.RawMessage
+		if json.Unmarshal(raw, &quotas) != nil {
+			continue
+		}
+		for i, q := range quotas {
+			for _, qname := range sortedKeys(q) {
+				if !slices.Contains(quota, qname) {
+					return &fieldErr{fmt.Sprintf("quotas[%d].%s", i, qname), errors.New("unknown field")}
+				}
+			}
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -66,8 +67,8 @@ func (l Limit) Validate(domain string) error {
 		return &FieldError{Domain: domain, Field: field, Err: fmt.Errorf(format, args...)}
 	}
 	switch {
-	case l.RequestsPerSecond < 0 || l.RequestsPerSecond != l.RequestsPerSecond:
-		return bad("requests_per_second", "must be positive, got %v", l.RequestsPerSecond)
+	case l.RequestsPerSecond < 0 || math.IsNaN(l.RequestsPerSecond) || math.IsInf(l.RequestsPerSecond, 0):
+		return bad("requests_per_second", "must be a positive number, got %v", l.RequestsPerSecond)
 	case l.RequestsPerSecond > 0 && l.Burst < 1:
 		return bad("burst_capacity", "must be at least 1, got %d", l.Burst)
 	case l.RequestsPerSecond == 0 && l.Burst != 0:
@@ -86,12 +87,19 @@ func (l Limit) Validate(domain string) error {
 		switch {
 		case q.Requests < 1:
 			return bad(field+".requests", "must be at least 1, got %d", q.Requests)
+		case q.Requests > MaxQuotaRequests:
+			return bad(field+".requests", "must be at most %d, got %d", MaxQuotaRequests, q.Requests)
 		case q.Window <= 0:
 			return bad(field+".window", "must be positive, got %v", q.Window)
 		}
 	}
 	return nil
 }
+
+// MaxQuotaRequests is the largest quota allowed. A quota remembers the
+// start of each request in its window, 8 bytes each, so the largest costs
+// 8 MB per domain.
+const MaxQuotaRequests = 1_000_000
 
 // ErrEmptyDomain is the error for a domain entry whose name is empty.
 var ErrEmptyDomain = errors.New("domain name is empty")

@@ -34,6 +34,7 @@ type shard struct {
 	mu      sync.Mutex
 	keys    map[string]*keyState
 	sweepAt int
+	lastID  uint64 // the latest reservation's ID: IDs grow per shard
 	_       cpu.CacheLinePad
 }
 
@@ -75,7 +76,9 @@ func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
 	if r.MaxWait > 0 && wait > r.MaxWait {
 		return Reservation{Wait: wait, Reason: reason}
 	}
-	return Reservation{OK: true, Wait: wait, Reason: reason, ID: s.commit(t, r.Rule), Start: t}
+	sh.lastID++
+	s.commit(t, r.Rule, sh.lastID)
+	return Reservation{OK: true, Wait: wait, Reason: reason, ID: sh.lastID, Start: t}
 }
 
 // Cancel implements Limiter.
@@ -104,7 +107,7 @@ func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
 	sh := m.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.getLocked(key, n).pause(n + int64(d))
+	sh.getLocked(key, n).pause(after(n, d))
 }
 
 // State implements Limiter on the current time.
@@ -154,6 +157,7 @@ func (sh *shard) getLocked(key string, now int64) *keyState {
 		sh.sweepLocked(now)
 	}
 	s := newKeyState(Rule{})
+	s.born = sh.lastID
 	sh.keys[key] = s
 	return s
 }

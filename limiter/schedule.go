@@ -18,7 +18,8 @@ type keyState struct {
 	pausedUntil int64
 	quietAt     int64 // from then on the state is as good as a fresh one
 	windows     []window
-	seq         uint64
+	born        uint64 // reservations with IDs up to born predate this state
+	latest      uint64 // the latest reservation's ID
 	undo        undo
 }
 
@@ -46,9 +47,28 @@ type window struct {
 }
 
 func newKeyState(rule Rule) *keyState {
-	s := &keyState{}
+	s := &keyState{pausedUntil: math.MinInt64}
 	s.fitWindows(rule)
 	return s
+}
+
+// after is t+d, or math.MaxInt64 where that would overflow: a wait too
+// long to represent lasts forever instead of wrapping into the past.
+func after(t int64, d time.Duration) int64 {
+	if d > 0 && t > math.MaxInt64-int64(d) {
+		return math.MaxInt64
+	}
+	return t + int64(d)
+}
+
+// tokenTime is how long a bucket refilling at rate per second takes to
+// gain n tokens, rounded up, and at most math.MaxInt64.
+func tokenTime(n, rate float64) time.Duration {
+	d := math.Ceil(n * 1e9 / rate)
+	if !(d < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
 }
 
 // fitWindows makes one window per quota of rule, keeping the history of
@@ -70,11 +90,18 @@ func (s *keyState) fitWindows(rule Rule) {
 }
 
 // tokensAtTime is the bucket's level at t, which must not precede tokensAt.
+// From the nanosecond commit counted it full on, it is exactly full, not a
+// rounding error short of it, so that a key is as good as fresh at quietAt.
 func (s *keyState) tokensAtTime(t int64, rule Rule) float64 {
+	burst := float64(rule.Burst)
 	if !s.used {
-		return float64(rule.Burst)
+		return burst
 	}
-	return math.Min(float64(rule.Burst), s.tokens+float64(t-s.tokensAt)*rule.Rate/1e9)
+	level := s.tokens + float64(t-s.tokensAt)*rule.Rate/1e9
+	if level >= burst || burst-level < 1e-6 && t-s.tokensAt >= int64(tokenTime(burst-s.tokens, rule.Rate)) {
+		return burst
+	}
+	return level
 }
 
 // earliest returns the earliest start at or after now that every rule
@@ -90,54 +117,59 @@ func (s *keyState) earliest(now int64, rule Rule, jitter time.Duration) (int64, 
 	if s.hasLast {
 		later(s.last, ReasonQueue)
 		if rule.MinDelay > 0 {
-			later(s.last+int64(rule.MinDelay), ReasonMinDelay)
+			later(after(s.last, rule.MinDelay), ReasonMinDelay)
 		}
 	}
 	later(s.pausedUntil, ReasonPause)
 	for i, q := range rule.Quotas {
 		if w := &s.windows[i]; w.n == len(w.starts) {
-			later(w.starts[w.head]+int64(q.Window), ReasonQuota)
+			later(after(w.starts[w.head], q.Window), ReasonQuota)
 		}
 	}
 	if rule.Rate > 0 {
 		if missing := 1 - s.tokensAtTime(t, rule); missing > 0 {
-			later(t+int64(math.Ceil(missing*1e9/rule.Rate)), ReasonRate)
+			later(after(t, tokenTime(missing, rule.Rate)), ReasonRate)
 		}
 	}
 	if s.hasLast && jitter > 0 {
 		if t > now {
-			t += int64(jitter)
+			t = after(t, jitter)
 		} else {
-			later(s.last+int64(jitter), ReasonJitter)
+			later(after(s.last, jitter), ReasonJitter)
 		}
 	}
 	return t, reason
 }
 
-// commit claims start t, which earliest returned, and returns its ID.
-func (s *keyState) commit(t int64, rule Rule) uint64 {
+// commit claims start t, which earliest returned, as reservation id, which
+// must be greater than every ID before it.
+func (s *keyState) commit(t int64, rule Rule, id uint64) {
 	s.undo = undo{true, s.used, s.tokens, s.tokensAt, s.last, s.hasLast, s.quietAt}
-	s.quietAt = max(s.quietAt, t+int64(rule.MinDelay+rule.Jitter))
+	s.quietAt = max(s.quietAt, after(after(t, rule.MinDelay), rule.Jitter))
 	if rule.Rate > 0 {
 		s.tokens = s.tokensAtTime(t, rule) - 1
 		s.tokensAt, s.used = t, true
-		refill := (float64(rule.Burst) - s.tokens) * 1e9 / rule.Rate
-		s.quietAt = max(s.quietAt, t+int64(math.Ceil(refill)))
+		refill := tokenTime(float64(rule.Burst)-s.tokens, rule.Rate)
+		s.quietAt = max(s.quietAt, after(t, refill))
 	}
 	s.last, s.hasLast = t, true
 	for i, q := range rule.Quotas {
 		s.windows[i].push(t)
-		s.quietAt = max(s.quietAt, t+int64(q.Window))
+		s.quietAt = max(s.quietAt, after(t, q.Window))
 	}
-	s.seq++
-	return s.seq
+	s.latest = id
 }
 
 // cancel gives back reservation id, which started at start: the latest
 // reservation is undone exactly; an older one returns its token and its
-// quota slots, but the min-delay chain built on it stays.
+// quota slots, but the min-delay chain built on it stays. A reservation
+// older than the state itself is ignored: the key was dropped after it, so
+// it no longer counts.
 func (s *keyState) cancel(id uint64, start int64, rule Rule) {
-	if id == s.seq && s.undo.valid {
+	if id <= s.born {
+		return
+	}
+	if id == s.latest && s.undo.valid {
 		u := s.undo
 		s.used, s.tokens, s.tokensAt, s.last, s.hasLast = u.used, u.tokens, u.tokensAt, u.last, u.hasLast
 		s.quietAt = max(u.quietAt, s.pausedUntil)
@@ -149,6 +181,8 @@ func (s *keyState) cancel(id uint64, start int64, rule Rule) {
 	}
 	if rule.Rate > 0 && s.used {
 		s.tokens = math.Min(float64(rule.Burst), s.tokens+1)
+		// The token stays given back if the latest reservation is undone.
+		s.undo.tokens = math.Min(float64(rule.Burst), s.undo.tokens+1)
 	}
 	for i := range s.windows {
 		s.windows[i].remove(start)
@@ -202,18 +236,19 @@ func (w *window) push(t int64) {
 	w.n++
 }
 
-// pop undoes the latest push.
+// pop undoes the latest push, also after removes: the latest start is
+// still the newest, and the one it evicted goes back before the oldest.
 func (w *window) pop() {
 	if !w.pushedLast {
 		return
 	}
 	w.pushedLast = false
+	w.n--
 	if w.wasFull {
 		w.head = (w.head - 1 + len(w.starts)) % len(w.starts)
 		w.starts[w.head] = w.evicted
-		return
+		w.n++
 	}
-	w.n--
 }
 
 // remove deletes one start equal to t, keeping the others in order.
@@ -226,7 +261,6 @@ func (w *window) remove(t int64) {
 			w.starts[(w.head+k)%len(w.starts)] = w.at(k + 1)
 		}
 		w.n--
-		w.pushedLast = false
 		return
 	}
 }

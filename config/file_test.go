@@ -1,0 +1,234 @@
+package config_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/config"
+)
+
+func TestLoadSeedExample(t *testing.T) {
+	f, err := config.Load(filepath.Join("testdata", "seed001.json"))
+	require.NoError(t, err)
+	assert.Equal(t, &config.File{
+		Version: "1.0",
+		Default: config.Limit{RequestsPerSecond: 1, Burst: 1},
+		Domains: map[string]config.Limit{
+			"javdb.com":   {RequestsPerSecond: 1, Burst: 1},
+			"av-wiki.net": {RequestsPerSecond: 2, Burst: 2},
+			"chiba-f.com": {RequestsPerSecond: 1, Burst: 1},
+		},
+	}, f)
+}
+
+func TestLoadEveryRule(t *testing.T) {
+	f, err := config.Load(filepath.Join("testdata", "all_rules.json"))
+	require.NoError(t, err)
+	assert.Equal(t, config.Limit{RequestsPerSecond: 0.5, Burst: 2, Jitter: 250 * time.Millisecond}, f.Default)
+	assert.Equal(t, config.Limit{
+		RequestsPerSecond: 2,
+		Burst:             4,
+		MinDelay:          1500 * time.Millisecond,
+		Jitter:            500 * time.Millisecond,
+		MaxConcurrent:     3,
+		Quotas:            []config.Quota{{Requests: 30, Window: time.Hour}, {Requests: 100, Window: 24 * time.Hour}},
+		Adaptive:          true,
+	}, f.Domains["example.com"])
+	assert.Equal(t, config.Limit{MinDelay: 10 * time.Second}, f.Domains["slow.example.org"])
+	assert.Equal(t, config.Limit{Disabled: true}, f.Domains["localhost"])
+}
+
+func TestLoadMissingFileNamesPath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nope.json")
+	_, err := config.Load(path)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), path)
+}
+
+func TestLoadInvalidFileNamesPathAndField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"domains": {"a.com": {"requests_per_second": -1, "burst_capacity": 1}}}`), 0o600))
+	_, err := config.Load(path)
+	var fe *config.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "a.com", fe.Domain)
+	assert.Equal(t, "requests_per_second", fe.Field)
+	assert.Contains(t, err.Error(), path)
+}
+
+func TestParseDefaultAbsent(t *testing.T) {
+	for _, in := range []string{`{}`, `{"version": "1.0"}`, `{"default_config": null}`, `{"domains": {"a.com": {"min_delay": "1s"}}}`} {
+		t.Run(in, func(t *testing.T) {
+			f, err := config.Parse([]byte(in))
+			require.NoError(t, err)
+			assert.Equal(t, config.DefaultLimit, f.Default)
+		})
+	}
+}
+
+// TestParseFieldErrors checks that every bad limit in a file is a
+// *FieldError naming the domain and the JSON field.
+func TestParseFieldErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     string
+		domain string
+		field  string
+	}{
+		{"zero rate", `{"domains": {"a.com": {"requests_per_second": 0, "burst_capacity": 1}}}`, "a.com", "burst_capacity"},
+		{"negative rate", `{"domains": {"a.com": {"requests_per_second": -2, "burst_capacity": 1}}}`, "a.com", "requests_per_second"},
+		{"no rule", `{"domains": {"a.com": {}}}`, "a.com", "requests_per_second"},
+		{"null limit", `{"domains": {"a.com": null}}`, "a.com", "requests_per_second"},
+		{"zero burst", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": 0}}}`, "a.com", "burst_capacity"},
+		{"burst omitted", `{"domains": {"a.com": {"requests_per_second": 1}}}`, "a.com", "burst_capacity"},
+		{"burst without rate", `{"domains": {"a.com": {"burst_capacity": 2, "min_delay": "1s"}}}`, "a.com", "burst_capacity"},
+		{"negative min_delay", `{"domains": {"a.com": {"min_delay": "-1s"}}}`, "a.com", "min_delay"},
+		{"negative jitter", `{"domains": {"a.com": {"min_delay": "1s", "jitter": "-5ms"}}}`, "a.com", "jitter"},
+		{"negative max_concurrent", `{"domains": {"a.com": {"min_delay": "1s", "max_concurrent": -1}}}`, "a.com", "max_concurrent"},
+		{"quota requests", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 0, "window": "1h"}]}}}`, "a.com", "quotas[0].requests"},
+		{"quota window zero", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 5, "window": "1h"}, {"requests": 5, "window": "0s"}]}}}`, "a.com", "quotas[1].window"},
+		{"quota window missing", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 5}]}}}`, "a.com", "quotas[0].window"},
+		{"quota window negative", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 5, "window": "-1h"}]}}}`, "a.com", "quotas[0].window"},
+		{"bad default", `{"default_config": {"requests_per_second": 1, "burst_capacity": -1}}`, "default_config", "burst_capacity"},
+		{"empty default", `{"default_config": {}}`, "default_config", "requests_per_second"},
+		{"empty domain", `{"domains": {"": {"requests_per_second": 1, "burst_capacity": 1}}}`, "", "domains"},
+		{"unknown field", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": 1, "burst": 2}}}`, "a.com", "burst"},
+		{"unknown field in default", `{"default_config": {"rps": 1}}`, "default_config", "rps"},
+		{"string for a number", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": "2"}}}`, "a.com", "burst_capacity"},
+		{"fraction for an integer", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": 1.5}}}`, "a.com", "burst_capacity"},
+		{"string for a rate", `{"domains": {"a.com": {"requests_per_second": "1", "burst_capacity": 1}}}`, "a.com", "requests_per_second"},
+		{"number for a duration", `{"domains": {"a.com": {"min_delay": 1000}}}`, "a.com", "min_delay"},
+		{"number for a bool", `{"domains": {"a.com": {"disabled": 1}}}`, "a.com", "disabled"},
+		{"bad duration", `{"domains": {"a.com": {"min_delay": "1 second"}}}`, "a.com", "min_delay"},
+		{"duration without unit", `{"domains": {"a.com": {"jitter": "100", "min_delay": "1s"}}}`, "a.com", "jitter"},
+		{"bad quota window", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 1, "window": "1d"}]}}}`, "a.com", "quotas[0].window"},
+		{"object for quotas", `{"domains": {"a.com": {"min_delay": "1s", "quotas": {"requests": 1}}}}`, "a.com", "quotas"},
+		{"rate out of range", `{"domains": {"a.com": {"requests_per_second": 1e400, "burst_capacity": 1}}}`, "a.com", "requests_per_second"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Parse([]byte(tt.in))
+			var fe *config.FieldError
+			require.ErrorAs(t, err, &fe, "got %v", err)
+			assert.Equal(t, tt.domain, fe.Domain)
+			assert.Equal(t, tt.field, fe.Field)
+			assert.Contains(t, err.Error(), tt.field)
+			assert.Regexp(t, `^config: `, err.Error())
+			assert.NotContains(t, err.Error(), "limitJSON", "internal type names leak into the message")
+		})
+	}
+}
+
+func TestParseEmptyDomainIsErrEmptyDomain(t *testing.T) {
+	_, err := config.Parse([]byte(`{"domains": {"": {"min_delay": "1s"}}}`))
+	assert.ErrorIs(t, err, config.ErrEmptyDomain)
+}
+
+func TestParseReportsDomainsInOrder(t *testing.T) {
+	in := `{"domains": {"b.com": {"burst_capacity": 1}, "a.com": {"jitter": "-1s"}}}`
+	for range 20 {
+		_, err := config.Parse([]byte(in))
+		var fe *config.FieldError
+		require.ErrorAs(t, err, &fe)
+		require.Equal(t, "a.com", fe.Domain)
+	}
+}
+
+// TestParseSyntaxErrors covers input that is not one JSON object of the
+// file format.
+func TestParseSyntaxErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", ``, "empty"},
+		{"blank", " \n\t", "empty"},
+		{"not JSON", `version: 1`, "invalid character"},
+		{"truncated", `{"version": "1.0"`, "unexpected EOF"},
+		{"array", `[]`, "want object"},
+		{"string", `"x"`, "want object"},
+		{"unknown top-level field", `{"version": "1.0", "default": {}}`, "default"},
+		{"wrong top-level type", `{"version": 1}`, "version"},
+		{"domains as an array", `{"domains": []}`, "domains"},
+		{"limit as a number", `{"domains": {"a.com": 5}}`, "want object"},
+		{"second object", `{} {}`, "after the JSON object"},
+		{"trailing bracket", `{"version": "1.0"}]`, "after the JSON object"},
+		{"trailing brace", `{"version": "1.0"}}`, "after the JSON object"},
+		{"trailing word", `{"version": "1.0"} x`, "after the JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := config.Parse([]byte(tt.in))
+			require.Error(t, err)
+			assert.Nil(t, f)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Regexp(t, `^config: `, err.Error())
+		})
+	}
+}
+
+func TestParseAllowsTrailingSpace(t *testing.T) {
+	_, err := config.Parse([]byte("{\"version\": \"1.0\"}\n\n"))
+	assert.NoError(t, err)
+}
+
+func TestFileRoundTrip(t *testing.T) {
+	files := []*config.File{
+		{Default: config.DefaultLimit},
+		{Version: "1.0", Default: config.Limit{MinDelay: 3 * time.Second}},
+		{
+			Version: "1.0",
+			Default: config.Limit{RequestsPerSecond: 1.0 / 3, Burst: 2, Jitter: 1500 * time.Microsecond},
+			Domains: map[string]config.Limit{
+				"example.com": {
+					RequestsPerSecond: 12.5, Burst: 7, MinDelay: time.Second + 1, Jitter: 2 * time.Millisecond,
+					MaxConcurrent: 4, Quotas: []config.Quota{{Requests: 30, Window: time.Hour}, {Requests: 100, Window: 24 * time.Hour}},
+					Adaptive: true,
+				},
+				"localhost":         {Disabled: true},
+				"xn--mnchen-3ya.de": {MinDelay: 2562047 * time.Hour},
+			},
+		},
+	}
+	for _, f := range files {
+		data, err := json.Marshal(f)
+		require.NoError(t, err)
+		back, err := config.Parse(data)
+		require.NoError(t, err, "%s", data)
+		assert.Equal(t, f, back, "%s", data)
+	}
+}
+
+func TestFileMarshalNames(t *testing.T) {
+	data, err := json.Marshal(config.File{
+		Version: "1.0",
+		Default: config.DefaultLimit,
+		Domains: map[string]config.Limit{"a.com": {
+			RequestsPerSecond: 2, Burst: 3, MinDelay: 1500 * time.Millisecond, Jitter: time.Second,
+			MaxConcurrent: 1, Quotas: []config.Quota{{Requests: 30, Window: time.Hour}}, Disabled: true, Adaptive: true,
+		}},
+	})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{
+		"version": "1.0",
+		"default_config": {"requests_per_second": 1, "burst_capacity": 1},
+		"domains": {"a.com": {
+			"requests_per_second": 2, "burst_capacity": 3, "min_delay": "1.5s", "jitter": "1s",
+			"max_concurrent": 1, "quotas": [{"requests": 30, "window": "1h0m0s"}], "disabled": true, "adaptive": true
+		}}
+	}`, string(data))
+}
+
+func TestLimitUnmarshalIsStrict(t *testing.T) {
+	var l config.Limit
+	require.NoError(t, json.Unmarshal([]byte(`{"min_delay": "2s", "quotas": [{"requests": 3, "window": "10s"}]}`), &l))
+	assert.Equal(t, config.Limit{MinDelay: 2 * time.Second, Quotas: []config.Quota{{Requests: 3, Window: 10 * time.Second}}}, l)
+	assert.Error(t, json.Unmarshal([]byte(`{"min_delay": "2s", "extra": 1}`), &l))
+}

@@ -1,0 +1,83 @@
+package limiter
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/config"
+)
+
+// TestQuietStateIsFresh checks the claim that eviction rests on: from
+// quietAt on, a key's state schedules exactly as a fresh one does, so
+// dropping it loses nothing.
+func TestQuietStateIsFresh(t *testing.T) {
+	ms := time.Millisecond
+	rules := []Rule{
+		{Rate: 1, Burst: 1},
+		{Rate: 3, Burst: 2},
+		{Rate: 7.3, Burst: 5},
+		{Rate: 1e-3, Burst: 1},
+		{MinDelay: 250 * ms},
+		{MinDelay: 100 * ms, Jitter: 80 * ms},
+		{Rate: 2, Burst: 3, MinDelay: 300 * ms, Jitter: 50 * ms},
+		{Quotas: []config.Quota{{Requests: 3, Window: time.Second}}},
+		{Rate: 10, Burst: 4, Quotas: []config.Quota{{Requests: 2, Window: 300 * ms}, {Requests: 5, Window: 2 * time.Second}}},
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for _, rule := range rules {
+		t.Run(fmt.Sprintf("%+v", rule), func(t *testing.T) {
+			for trial := range 200 {
+				s := newKeyState(rule)
+				now, id := int64(0), uint64(0)
+				var made []Reservation
+				for range 1 + rng.IntN(12) {
+					now += rng.Int64N(int64(400 * ms))
+					switch op := rng.IntN(10); {
+					case op == 0:
+						s.pause(now + rng.Int64N(int64(time.Second)))
+					case op == 1 && len(made) > 0:
+						res := made[rng.IntN(len(made))]
+						s.cancel(res.ID, res.Start, rule)
+					default:
+						start, _ := s.earliest(now, rule, randJitter(rng, rule))
+						id++
+						s.commit(start, rule, id)
+						made = append(made, Reservation{OK: true, ID: id, Start: start})
+					}
+				}
+				quiet := max(s.quietAt, now)
+				jitters := make([]time.Duration, 6)
+				for i := range jitters {
+					jitters[i] = randJitter(rng, rule)
+				}
+				require.Equal(t, schedule(newKeyState(rule), rule, quiet, jitters), schedule(s, rule, quiet, jitters),
+					"trial %d: a state at its quietAt differs from a fresh one", trial)
+			}
+		})
+	}
+}
+
+func randJitter(rng *rand.Rand, rule Rule) time.Duration {
+	if rule.Jitter <= 0 {
+		return 0
+	}
+	return time.Duration(rng.Int64N(int64(rule.Jitter)))
+}
+
+// schedule describes the state and the starts a few requests get from now
+// on, each 100ms after the one before.
+func schedule(s *keyState, rule Rule, now int64, jitters []time.Duration) []string {
+	var out []string
+	for i, j := range jitters {
+		at := now + int64(i)*int64(100*time.Millisecond)
+		st := s.state(at, rule)
+		start, reason := s.earliest(at, rule, j)
+		s.commit(start, rule, uint64(1000+i))
+		out = append(out, fmt.Sprintf("%+v %d %s", st, start-at, reason))
+	}
+	return out
+}
