@@ -3,6 +3,7 @@ package polite
 import (
 	"cmp"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,13 +24,22 @@ type domain struct {
 	unpaced  bool          // disabled, or an exempt loopback host
 	slots    chan struct{} // nil without MaxConcurrent
 	stats    stats.Recorder
+	fb       feedback // what the server said: pauses, Crawl-delay, adaptive delay
 
 	lastUsed atomic.Int64 // unix nanoseconds
 	pending  atomic.Int64 // requests between lookup and their end
 	evicted  atomic.Bool
 }
 
-func (d *domain) rule() limiter.Rule { return d.baseRule }
+// rule is the limit's rule with the gap between requests widened to what
+// the server asked for: max(configured MinDelay, Crawl-delay, adaptive delay).
+func (d *domain) rule() limiter.Rule {
+	r := d.baseRule
+	if m := time.Duration(d.fb.minDelay.Load()); m > r.MinDelay {
+		r.MinDelay = m
+	}
+	return r
+}
 
 // finish ends a sent request: its slot and its domain are free again.
 func (d *domain) finish() {
@@ -66,15 +76,23 @@ func (tab *domainTable) acquire(key string, now time.Time) *domain {
 	for {
 		d, ok := tab.m.Load(key)
 		if !ok {
-			d, ok = tab.m.LoadOrStore(key, tab.newDomain(key))
-			if !ok && tab.count.Add(1) > int64(tab.maxDomains) {
-				tab.sweep()
+			fresh := tab.newDomain(key)
+			fresh.pending.Store(1) // claimed before a sweep can see it
+			fresh.lastUsed.Store(now.UnixNano())
+			if d, ok = tab.m.LoadOrStore(key, fresh); !ok {
+				if tab.count.Add(1) > int64(tab.maxDomains) {
+					tab.sweep()
+				}
+				return d
 			}
 		}
 		if d.tryAcquire(now) {
 			return d
 		}
-		tab.forget(d)
+		// A sweep is evicting d: in a moment it either forgets d or keeps
+		// it. Only the sweep may forget it, or a request could claim d after
+		// the sweep kept it and then find another domain in its place.
+		runtime.Gosched()
 	}
 }
 

@@ -2,6 +2,8 @@ package polite
 
 import (
 	"log/slog"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/polite-go/polite/config"
@@ -13,13 +15,27 @@ type Option func(*options)
 
 type options struct {
 	defaultLimit   config.Limit
-	domains        map[string]config.Limit
+	domains        []domainEntry
+	domainOptions  int // WithDomain and WithConfig options applied so far
 	keyFunc        KeyFunc
 	limiter        limiter.Limiter
 	maxWait        time.Duration
 	maxDomains     int
 	loopbackExempt bool
 	logger         *slog.Logger
+
+	maxPause          time.Duration
+	targetConcurrency float64
+	robots            robotsOptions
+}
+
+// domainEntry is one domain's limit as an option gave it. It replaces the
+// entries of earlier options that name the same domain; two entries of one
+// option that do are an error.
+type domainEntry struct {
+	name   string
+	limit  config.Limit
+	option int // which WithDomain or WithConfig gave it
 }
 
 // DefaultMaxDomains is how many domains a Transport tracks unless
@@ -29,10 +45,13 @@ const DefaultMaxDomains = 10000
 func defaultOptions() options {
 	return options{
 		defaultLimit: config.DefaultLimit,
-		domains:      map[string]config.Limit{},
 		keyFunc:      DomainKey,
 		maxDomains:   DefaultMaxDomains,
 		logger:       slog.New(slog.DiscardHandler),
+
+		maxPause:          DefaultMaxPause,
+		targetConcurrency: DefaultTargetConcurrency,
+		robots:            robotsOptions{ttl: DefaultRobotsTTL, maxCrawlDelay: DefaultMaxCrawlDelay},
 	}
 }
 
@@ -44,21 +63,28 @@ func WithDefault(l config.Limit) Option {
 
 // WithDomain sets the limit of one domain, named as the key function names
 // it (with DomainKey, the registrable domain: "example.com", not
-// "www.example.com"). A later option for the same domain replaces it.
+// "www.example.com"). A later option that names the same domain, however
+// it is spelt ("Example.COM."), replaces it.
 func WithDomain(domain string, l config.Limit) Option {
-	return func(o *options) { o.domains[domain] = l }
+	return func(o *options) {
+		o.domainOptions++
+		o.domains = append(o.domains, domainEntry{domain, l, o.domainOptions})
+	}
 }
 
 // WithConfig sets the default and the domains' limits from f, as config.Load
-// and config.Parse return it. Later options override it.
+// and config.Parse return it. Later options override it, domain by domain.
+// Two of its domains that name the same one (example.com and Example.COM)
+// are an error.
 func WithConfig(f *config.File) Option {
 	return func(o *options) {
 		if f == nil {
 			return
 		}
 		o.defaultLimit = f.Default
-		for domain, l := range f.Domains {
-			o.domains[domain] = l
+		o.domainOptions++
+		for _, domain := range slices.Sorted(maps.Keys(f.Domains)) {
+			o.domains = append(o.domains, domainEntry{domain, f.Domains[domain], o.domainOptions})
 		}
 	}
 }
@@ -105,4 +131,54 @@ func WithLogger(l *slog.Logger) Option {
 			o.logger = l
 		}
 	}
+}
+
+// WithMaxPause caps how long a server can pause a domain through
+// Retry-After, RateLimit headers or repeated 429 and 503 responses
+// (DefaultMaxPause, 10 minutes, by default), so that no server can stall a
+// crawl for days. It must be positive.
+func WithMaxPause(d time.Duration) Option {
+	return func(o *options) { o.maxPause = d }
+}
+
+// WithTargetConcurrency sets how many requests adaptive pacing (a limit's
+// Adaptive) aims to keep in flight at each server: the gap between requests
+// tends to the server's latency divided by c. DefaultTargetConcurrency (1)
+// by default; it must be positive.
+func WithTargetConcurrency(c float64) Option {
+	return func(o *options) { o.targetConcurrency = c }
+}
+
+// WithRobots makes the Transport obey robots.txt (RFC 9309) as the crawler
+// whose user-agent token is agent (such as "mybot"). Each host's robots.txt
+// (per scheme, host and port) is fetched through the Transport before the
+// host's first request, paced like any request to its domain and counted
+// in its stats; concurrent first requests share one fetch. It is kept
+// WithRobotsTTL (DefaultRobotsTTL, 24 hours), for at most MaxRobotsHosts
+// hosts.
+//
+// A request to a path the file disallows fails with an error wrapping
+// ErrDisallowed and is never sent. A 4xx answer (but 429), or more than 5
+// redirects, means there are no rules. A 5xx or 429 answer, or no answer,
+// disallows the whole host for RobotsRetry (1 minute), after which the file
+// is fetched again; if an earlier copy of the file is known, it is used
+// instead. The Crawl-delay of the agent's group (or of "*") becomes the
+// least gap between two requests to the domain: never shorter than its
+// configured pace, at most WithMaxCrawlDelay (DefaultMaxCrawlDelay, 30
+// seconds). When the hosts of one domain disagree, the longest Crawl-delay
+// applies.
+func WithRobots(agent string) Option {
+	return func(o *options) { o.robots.on, o.robots.agent = true, agent }
+}
+
+// WithRobotsTTL sets how long a robots.txt is kept before it is fetched
+// again (DefaultRobotsTTL by default). It must be positive.
+func WithRobotsTTL(d time.Duration) Option {
+	return func(o *options) { o.robots.ttl = d }
+}
+
+// WithMaxCrawlDelay caps the Crawl-delay a robots.txt can impose
+// (DefaultMaxCrawlDelay by default); 0 ignores Crawl-delay.
+func WithMaxCrawlDelay(d time.Duration) Option {
+	return func(o *options) { o.robots.maxCrawlDelay = d }
 }

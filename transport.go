@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/polite-go/polite/config"
@@ -51,6 +50,10 @@ type Transport struct {
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
 	domains        domainTable
+
+	maxPause          time.Duration
+	targetConcurrency float64
+	robots            *robotsCache // nil unless WithRobots
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -74,6 +77,9 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if o.maxWait < 0 {
 		return nil, fmt.Errorf("polite: WithMaxWait: must not be negative, got %v", o.maxWait)
 	}
+	if err := o.checkListening(); err != nil {
+		return nil, err
+	}
 	if err := o.defaultLimit.Validate("default_config"); err != nil {
 		return nil, err
 	}
@@ -95,7 +101,11 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		clock:          newClock(),
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
+
+		maxPause:          o.maxPause,
+		targetConcurrency: o.targetConcurrency,
 	}
+	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
 	t.logLimits()
@@ -103,30 +113,52 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 }
 
 // resolveDomains normalises the configured domains and checks that each can
-// be reached under keyFunc.
-func resolveDomains(domains map[string]config.Limit, keyFunc KeyFunc) (map[string]*config.Limit, error) {
-	limits := make(map[string]*config.Limit, len(domains))
-	for name, l := range domains {
+// be reached under keyFunc. An entry replaces those of earlier options for
+// the same domain.
+func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.Limit, error) {
+	limits := make(map[string]*config.Limit, len(entries))
+	from := make(map[string]domainEntry, len(entries))
+	for _, e := range entries {
+		name, l := e.name, e.limit
 		if name == "" {
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: config.ErrEmptyDomain}
 		}
 		if err := l.Validate(name); err != nil {
 			return nil, err
 		}
-		key, err := normalizeHost(name)
+		key, err := configKey(name, keyFunc)
 		if err != nil {
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
 		}
-		probe := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "http", Host: hostForURL(key), Path: "/"}, Header: http.Header{}}
-		if got, err := keyFunc(probe); err != nil || got != key {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("can never match: the key function maps it to %q (%v)", got, err)}
+		if prev, dup := from[key]; dup && prev.option == e.option {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("names the same domain, %q, as %q", key, prev.name)}
 		}
-		if _, dup := limits[key]; dup {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("names the same domain as another entry, %q", key)}
-		}
+		from[key] = e
 		limits[key] = &l
 	}
 	return limits, nil
+}
+
+// configKey returns the key a configured domain name stands for. Under
+// DomainKey or HostKey the name is normalised as hosts are, and a name the
+// key function never returns (such as www.example.com under DomainKey) is
+// an error; a custom key function's keys are taken as they are written.
+func configKey(name string, keyFunc KeyFunc) (string, error) {
+	if !hostOnly(keyFunc) {
+		return name, nil
+	}
+	key, err := normalizeHost(name)
+	if err != nil {
+		return "", err
+	}
+	probe, err := http.NewRequest(http.MethodGet, "http://"+hostForURL(key)+"/", nil)
+	if err != nil {
+		return "", errors.New("can never match: not a host name")
+	}
+	if got, err := keyFunc(probe); err != nil || got != key {
+		return "", fmt.Errorf("can never match: the key function names its requests %q", got)
+	}
+	return key, nil
 }
 
 func (t *Transport) newDomain(key string) *domain {
@@ -151,6 +183,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	ctx := req.Context()
+	if t.robots != nil {
+		if err := t.robots.check(ctx, req, d); err != nil {
+			d.release()
+			closeRequestBody(req)
+			return nil, err
+		}
+		now = t.clock.now()
+	}
 	if waited, err := t.takeSlot(ctx, d); waited || err != nil {
 		now = t.clock.now()
 		if err != nil {
@@ -161,6 +201,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	res, err := t.wait(ctx, d, now)
+	if err == nil && res.Wait > 0 {
+		res, err = t.waitOutPause(ctx, d, res)
+	}
 	if err != nil {
 		d.stats.Canceled()
 		d.giveSlot()
@@ -187,6 +230,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
+	t.learn(ctx, d, resp, sentAt)
 	resp.Body = t.track(d, resp.Body)
 	return resp, nil
 }
@@ -293,7 +337,7 @@ func hostForURL(host string) string {
 // does not track domain. The domain is normalised as the key function's
 // output is (lower case, punycode).
 func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
-	d, ok := t.domains.load(lookupKey(domain))
+	d, ok := t.lookup(domain)
 	if !ok {
 		return stats.Snapshot{}, false
 	}
@@ -312,8 +356,20 @@ func (t *Transport) AllStats() map[string]stats.Snapshot {
 // RemainingWait returns how long a request to domain sent now would wait,
 // consuming nothing; 0 for a domain never seen.
 func (t *Transport) RemainingWait(domain string) time.Duration {
-	d, ok := t.domains.load(lookupKey(domain))
-	if !ok || d.unpaced {
+	d, ok := t.lookup(domain)
+	if !ok {
+		// Never seen, or forgotten by the table while the limiter may
+		// still pace it: ask the limiter under the limit it would get.
+		key := domain
+		if t.hostOnlyKeys {
+			var err error
+			if key, err = normalizeHost(domain); err != nil {
+				return 0
+			}
+		}
+		d = t.newDomain(key)
+	}
+	if d.unpaced {
 		return 0
 	}
 	st, err := t.limiter.State(context.Background(), d.key, d.rule())
@@ -333,9 +389,7 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 		return s
 	}
 	now := time.Now()
-	if st.Paused > 0 {
-		s.PausedUntil = now.Add(st.Paused)
-	}
+	t.fillPause(&s, d, st, now)
 	for i, q := range st.Quotas {
 		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
 		if q.NextFree > 0 {
@@ -346,11 +400,16 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	return s
 }
 
-func lookupKey(domain string) string {
-	if key, err := normalizeHost(domain); err == nil {
-		return key
+// lookup finds a tracked domain by its key, or by the key the host-based
+// key functions would make of it ("WWW.Example.com." finds "www.example.com").
+func (t *Transport) lookup(domain string) (*domain, bool) {
+	if d, ok := t.domains.load(domain); ok {
+		return d, true
 	}
-	return domain
+	if key, err := normalizeHost(domain); err == nil && key != domain {
+		return t.domains.load(key)
+	}
+	return nil, false
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

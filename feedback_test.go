@@ -1,0 +1,162 @@
+package polite
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// event is one response the pause state machine takes in: sent and
+// received are offsets from t0.
+type event struct {
+	status             int
+	retryAfter, rlWait time.Duration
+	sent, received     time.Duration
+	want               verdict
+}
+
+func TestFeedbackPauseStateMachine(t *testing.T) {
+	const maxPause = 10 * time.Minute
+	s := time.Second
+	tests := []struct {
+		name      string
+		events    []event
+		wantStep  time.Duration
+		wantUntil time.Duration // offset from t0 of the latest pause's end; 0: none
+	}{
+		{"Retry-After on 429", []event{
+			{status: 429, retryAfter: 30 * s, received: s, want: verdict{30 * s, PauseRetryAfter, 30 * s}},
+		}, 0, 31 * s},
+		{"Retry-After on 503", []event{
+			{status: 503, retryAfter: 5 * s, received: s, want: verdict{5 * s, PauseRetryAfter, 5 * s}},
+		}, 0, 6 * s},
+		{"Retry-After capped", []event{
+			{status: 429, retryAfter: 48 * time.Hour, want: verdict{maxPause, PauseRetryAfter, maxPause}},
+		}, 0, maxPause},
+		{"Retry-After ignored on 200", []event{
+			{status: 200, retryAfter: 30 * s},
+		}, 0, 0},
+		{"RateLimit exhausted on 200", []event{
+			{status: 200, rlWait: 20 * s, want: verdict{20 * s, PauseRateLimit, 20 * s}},
+		}, 0, 20 * s},
+		{"Retry-After wins over RateLimit", []event{
+			{status: 429, retryAfter: 3 * s, rlWait: 60 * s, want: verdict{3 * s, PauseRetryAfter, 3 * s}},
+		}, 0, 3 * s},
+		{"RateLimit wins over backoff", []event{
+			{status: 429, rlWait: 7 * s, want: verdict{7 * s, PauseRateLimit, 7 * s}},
+		}, 0, 7 * s},
+		{"backoff doubles", []event{
+			{status: 429, received: 0, want: verdict{s, PauseBackoff, s}},
+			{status: 503, sent: 2 * s, received: 2 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+			{status: 429, sent: 5 * s, received: 5 * s, want: verdict{4 * s, PauseBackoff, 4 * s}},
+		}, 4 * s, 9 * s},
+		{"in-flight 429s count once", []event{
+			{status: 429, sent: 0, received: s, want: verdict{s, PauseBackoff, s}},
+			{status: 429, sent: 0, received: s + 100*time.Millisecond},
+			{status: 429, sent: 500 * time.Millisecond, received: 1500 * time.Millisecond},
+			{status: 429, sent: 2 * s, received: 2 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+		}, 2 * s, 4 * s},
+		{"a success resets the backoff", []event{
+			{status: 429, want: verdict{s, PauseBackoff, s}},
+			{status: 429, sent: s, received: s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+			{status: 200, sent: 3 * s, received: 3 * s},
+			{status: 429, sent: 4 * s, received: 4 * s, want: verdict{s, PauseBackoff, s}},
+		}, s, 5 * s},
+		{"a redirect is a success", []event{
+			{status: 429, want: verdict{s, PauseBackoff, s}},
+			{status: 301, sent: s, received: s},
+		}, 0, s},
+		{"an in-flight success does not reset", []event{
+			{status: 429, sent: 0, received: s, want: verdict{s, PauseBackoff, s}},
+			{status: 200, sent: 0, received: s},
+			{status: 429, sent: 3 * s, received: 3 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+		}, 2 * s, 5 * s},
+		{"a 404 neither backs off nor resets", []event{
+			{status: 429, want: verdict{s, PauseBackoff, s}},
+			{status: 404, sent: 2 * s, received: 2 * s},
+		}, s, s},
+		{"backoff capped", []event{
+			{status: 429, want: verdict{s, PauseBackoff, s}},
+			{status: 429, sent: 1 * s, received: 1 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+			{status: 429, sent: 3 * s, received: 3 * s, want: verdict{4 * s, PauseBackoff, 4 * s}},
+			{status: 429, sent: 7 * s, received: 7 * s, want: verdict{5 * s, PauseBackoff, 5 * s}},
+			{status: 429, sent: 12 * s, received: 12 * s, want: verdict{5 * s, PauseBackoff, 5 * s}},
+		}, 5 * s, 17 * s},
+		{"a shorter pause inside a longer one adds nothing", []event{
+			{status: 429, retryAfter: 60 * s, want: verdict{60 * s, PauseRetryAfter, 60 * s}},
+			{status: 200, rlWait: 10 * s, sent: s, received: s, want: verdict{10 * s, PauseRateLimit, 0}},
+		}, 0, 60 * s},
+		{"an overlapping pause adds its extension", []event{
+			{status: 429, retryAfter: 10 * s, want: verdict{10 * s, PauseRetryAfter, 10 * s}},
+			{status: 200, rlWait: 10 * s, sent: 4 * s, received: 4 * s, want: verdict{10 * s, PauseRateLimit, 4 * s}},
+		}, 0, 14 * s},
+	}
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			max := maxPause
+			if tt.name == "backoff capped" {
+				max = 5 * s
+			}
+			var p pauseState
+			for i, e := range tt.events {
+				got := p.observe(signal{e.status, e.retryAfter, e.rlWait}, t0.Add(e.sent), t0.Add(e.received), max)
+				assert.Equal(t, e.want, got, "event %d", i)
+			}
+			assert.Equal(t, tt.wantStep, p.step, "backoff step")
+			if tt.wantUntil == 0 {
+				assert.True(t, p.until.IsZero(), "no pause")
+			} else {
+				assert.Equal(t, t0.Add(tt.wantUntil), p.until, "pause end")
+			}
+		})
+	}
+}
+
+func TestFeedbackPauseReason(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var p pauseState
+	assert.Equal(t, PauseShared, p.reasonAt(t0), "a pause this process did not ask for")
+	p.observe(signal{status: 429, retryAfter: 10 * time.Second}, t0, t0, time.Hour)
+	assert.Equal(t, PauseRetryAfter, p.reasonAt(t0.Add(9*time.Second)))
+	assert.Equal(t, PauseShared, p.reasonAt(t0.Add(10*time.Second)))
+}
+
+func FuzzFeedbackPauseState(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(time.Minute))
+	f.Add([]byte{255, 0, 255, 0, 17, 200}, int64(time.Second))
+	statuses := []int{200, 204, 301, 404, 429, 500, 503}
+	f.Fuzz(func(t *testing.T, script []byte, maxPause int64) {
+		if maxPause <= 0 {
+			return
+		}
+		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		var p pauseState
+		now := t0
+		for i := 0; i+2 < len(script); i += 3 {
+			b := script[i : i+3]
+			now = now.Add(time.Duration(b[0]) * 100 * time.Millisecond)
+			sig := signal{status: statuses[int(b[1])%len(statuses)]}
+			if b[1]&0x10 != 0 {
+				sig.retryAfter = time.Duration(b[2]) * time.Second
+			}
+			if b[1]&0x20 != 0 {
+				sig.rateLimit = time.Duration(b[2]) * time.Minute
+			}
+			sent := now.Add(-time.Duration(b[2]) * 10 * time.Millisecond)
+			before := p.until
+			v := p.observe(sig, sent, now, time.Duration(maxPause))
+			require.GreaterOrEqual(t, v.pause, time.Duration(0))
+			require.LessOrEqual(t, v.pause, time.Duration(maxPause))
+			require.GreaterOrEqual(t, v.added, time.Duration(0))
+			require.LessOrEqual(t, v.added, v.pause)
+			require.LessOrEqual(t, p.step, time.Duration(maxPause))
+			require.False(t, p.until.Before(before), "a pause never shortens")
+			if v.pause > 0 {
+				require.NotEmpty(t, v.reason)
+			}
+		}
+	})
+}
