@@ -1,0 +1,298 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// site is a test server that answers each path with its own status and
+// records the requests it gets.
+type site struct {
+	*httptest.Server
+	statuses map[string]int // by path; 200 when absent
+	robots   string         // the body of /robots.txt
+
+	mu       sync.Mutex
+	paths    []string
+	agents   []string
+	arrivals []time.Time
+}
+
+func newSite(t *testing.T, statuses map[string]int) *site {
+	return startSite(t, &site{statuses: statuses})
+}
+
+// startSite starts s, whose statuses and robots are set.
+func startSite(t *testing.T, s *site) *site {
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.paths = append(s.paths, r.URL.RequestURI())
+		s.agents = append(s.agents, r.UserAgent())
+		s.arrivals = append(s.arrivals, time.Now())
+		s.mu.Unlock()
+		if r.URL.Path == "/robots.txt" && s.robots != "" {
+			fmt.Fprint(w, s.robots)
+			return
+		}
+		if status, ok := s.statuses[r.URL.Path]; ok {
+			w.WriteHeader(status)
+		}
+		fmt.Fprintf(w, "body of %s", r.URL.RequestURI())
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *site) arrivalTimes() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.arrivals...)
+}
+
+func (s *site) userAgents() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.agents...)
+}
+
+func (s *site) requests() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.paths...)
+}
+
+// snapshotJSON is the part of stats.Snapshot's JSON the tests read.
+type snapshotJSON struct {
+	Domain          string           `json:"domain"`
+	TotalRequests   int64            `json:"total_requests"`
+	DelayedRequests int64            `json:"delayed_requests"`
+	TotalWaitMS     *float64         `json:"total_wait_time_ms"`
+	AverageWaitMS   *float64         `json:"average_wait_time_ms"`
+	LastRequestTime time.Time        `json:"last_request_time"`
+	DelayRate       *float64         `json:"delay_rate"`
+	Responses       map[string]int64 `json:"responses"`
+}
+
+func parseStats(t *testing.T, stdout string) map[string]snapshotJSON {
+	t.Helper()
+	var out map[string]snapshotJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "stdout: %s", stdout)
+	return out
+}
+
+func TestFetchArguments(t *testing.T) {
+	s := newSite(t, map[string]int{"/missing": http.StatusNotFound})
+	o := runPolite(t, "", "fetch", "-rate", "100", "-burst", "10", s.URL+"/a", s.URL+"/missing", "-concurrency", "2", s.URL+"/b")
+	require.Equal(t, exitOK, o.code, "a 404 is a response; stderr: %s", o.stderr)
+	assert.ElementsMatch(t, []string{"/a", "/missing", "/b"}, s.requests())
+	for _, agent := range s.userAgents() {
+		assert.Equal(t, defaultUserAgent, agent)
+	}
+	// Not a terminal: one plain line per URL, then the summary.
+	progress := lines(o.stderr)
+	require.Len(t, progress, 4, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, "404 "+s.URL+"/missing")
+	assert.Regexp(t, `^\[\d/3\] (200|404) http://`, progress[0])
+	assert.Contains(t, progress[3], "3 got a response, 0 failed")
+	// The table: a header and one row for the server's domain.
+	table := lines(o.stdout)
+	require.Len(t, table, 2, "stdout: %s", o.stdout)
+	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "DELAYED", "AVG", "WAIT", "THROTTLED", "PAUSED", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
+	row := strings.Fields(table[1])
+	assert.Equal(t, "127.0.0.1", row[0])
+	assert.Equal(t, "3", row[1])
+	assert.Equal(t, []string{"2xx:2", "4xx:1"}, row[len(row)-2:])
+}
+
+func TestFetchStdinJSON(t *testing.T) {
+	s := newSite(t, nil)
+	stdin := "# a list of URLs\n\n" + s.URL + "/one\n   \n  " + s.URL + "/two  \r\n# done\n" + s.URL + "/three"
+	o := runPolite(t, stdin, "fetch", "-json", "-rate", "100", "-burst", "10")
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.ElementsMatch(t, []string{"/one", "/two", "/three"}, s.requests())
+	all := parseStats(t, o.stdout)
+	require.Len(t, all, 1)
+	got, ok := all["127.0.0.1"]
+	require.True(t, ok, "stdout: %s", o.stdout)
+	assert.Equal(t, "127.0.0.1", got.Domain)
+	assert.Equal(t, int64(3), got.TotalRequests)
+	assert.Equal(t, map[string]int64{"2xx": 3}, got.Responses)
+	assert.NotNil(t, got.TotalWaitMS, "total_wait_time_ms")
+	assert.NotNil(t, got.AverageWaitMS, "average_wait_time_ms")
+	assert.NotNil(t, got.DelayRate, "delay_rate")
+	assert.WithinDuration(t, time.Now(), got.LastRequestTime, time.Minute)
+}
+
+// TestFetchPaces checks that the command really paces: at 5 requests/s
+// with no burst, 6 requests to one domain take at least a second.
+func TestFetchPaces(t *testing.T) {
+	s := newSite(t, nil)
+	var urls []string
+	for i := range 6 {
+		urls = append(urls, fmt.Sprintf("%s/%d", s.URL, i))
+	}
+	o := runPolite(t, "", append([]string{"fetch", "-json", "-rate", "5", "-burst", "1", "-concurrency", "6"}, urls...)...)
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.GreaterOrEqual(t, o.took, 900*time.Millisecond)
+	got := parseStats(t, o.stdout)["127.0.0.1"]
+	assert.Equal(t, int64(6), got.TotalRequests)
+	assert.GreaterOrEqual(t, got.DelayedRequests, int64(4))
+}
+
+// TestFetchConfig checks that a config file's domain entry applies and
+// that -rate only replaces the default.
+func TestFetchConfig(t *testing.T) {
+	s := newSite(t, nil)
+	cfg := filepath.Join(t.TempDir(), "polite.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{
+		"version": "1.0",
+		"default_config": {"requests_per_second": 100, "burst_capacity": 10},
+		"domains": {"127.0.0.1": {"requests_per_second": 4, "burst_capacity": 1}}
+	}`), 0o644))
+	o := runPolite(t, "", "fetch", "-config", cfg, "-rate", "1000", "-json", s.URL+"/1", s.URL+"/2", s.URL+"/3")
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.GreaterOrEqual(t, o.took, 450*time.Millisecond, "two gaps of 250ms")
+	got := parseStats(t, o.stdout)["127.0.0.1"]
+	assert.Equal(t, int64(3), got.TotalRequests)
+	assert.GreaterOrEqual(t, got.DelayedRequests, int64(1))
+}
+
+func TestFetchFailures(t *testing.T) {
+	s := newSite(t, nil)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string // in stderr, as regular expressions
+	}{
+		{"bad URL among good", []string{s.URL + "/ok", "http://exa mple.com/"}, []string{`bad URL "http://exa mple\.com/"`, "1 got a response, 1 failed"}},
+		{"no scheme", []string{"example.com/x"}, []string{`bad URL "example\.com/x": no scheme`}},
+		{"other scheme", []string{"ftp://example.com/x"}, []string{`scheme "ftp" is not http or https`}},
+		{"no host", []string{"http:///x"}, []string{`bad URL "http:///x": no host`}},
+		{"connection refused", []string{closed}, []string{"FAIL " + regexp.QuoteMeta(closed), "connection refused"}},
+		{"timeout", []string{"-timeout", "300ms", slow.URL}, []string{"FAIL " + regexp.QuoteMeta(slow.URL), `Timeout|deadline exceeded`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := runPolite(t, "", append([]string{"fetch", "-rate", "100"}, c.args...)...)
+			assert.Equal(t, exitFailed, o.code, "stderr: %s", o.stderr)
+			for _, want := range c.want {
+				assert.Regexp(t, want, o.stderr)
+			}
+			assert.NotContains(t, o.stderr, "panic")
+			assert.NotContains(t, o.stderr, "goroutine")
+		})
+	}
+}
+
+func TestFetchBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	badRate := write("bad-rate.json", `{"domains": {"example.com": {"requests_per_second": -1, "burst_capacity": 1}}}`)
+	unknown := write("unknown.json", `{"default_config": {"requests_per_second": 1, "burst_capacity": 1, "speed": 3}}`)
+	notJSON := write("not.json", `{"default_config": `)
+	missing := filepath.Join(dir, "missing.json")
+	file := write("file", "x")
+
+	for _, c := range []struct {
+		name  string
+		args  []string
+		stdin string
+		want  string
+	}{
+		{"unknown flag", []string{"-nope", "http://a.test/"}, "", "flag provided but not defined: -nope"},
+		{"rate not a number", []string{"-rate", "fast", "http://a.test/"}, "", `invalid value "fast" for flag -rate`},
+		{"rate zero", []string{"-rate", "0", "http://a.test/"}, "", "-rate: must be a positive number"},
+		{"rate negative", []string{"-rate", "-2", "http://a.test/"}, "", "-rate: must be a positive number"},
+		{"rate NaN", []string{"-rate", "NaN", "http://a.test/"}, "", "-rate: must be a positive number"},
+		{"rate Inf", []string{"-rate", "+Inf", "http://a.test/"}, "", "-rate: must be a positive number"},
+		{"burst zero", []string{"-burst", "0", "http://a.test/"}, "", "-burst: must be at least 1"},
+		{"concurrency zero", []string{"-concurrency", "0", "http://a.test/"}, "", "-concurrency: must be at least 1"},
+		{"negative timeout", []string{"-timeout", "-1s", "http://a.test/"}, "", "-timeout: must not be negative"},
+		{"flag without value", []string{"http://a.test/", "-config"}, "", "flag needs an argument: -config"},
+		{"no URLs", nil, "\n# nothing\n", "no URLs"},
+		{"missing config", []string{"-config", missing, "http://a.test/"}, "", missing},
+		{"config bad field", []string{"-config", badRate, "http://a.test/"}, "", `domain "example.com": requests_per_second:`},
+		{"config unknown field", []string{"-config", unknown, "http://a.test/"}, "", `"default_config": speed: unknown field`},
+		{"config not JSON", []string{"-config", notJSON, "http://a.test/"}, "", notJSON},
+		{"out is a file", []string{"-out", file, "http://a.test/"}, "", "-out:"},
+		{"metrics bad address", []string{"-metrics", "nowhere:-1", "http://a.test/"}, "", "-metrics:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := runPolite(t, c.stdin, append([]string{"fetch"}, c.args...)...)
+			assertOneLineError(t, o, c.want)
+		})
+	}
+}
+
+// TestFetchMetrics scrapes -metrics while a request is in flight.
+func TestFetchMetrics(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(release) })
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		fmt.Fprint(w, "done")
+	}))
+	defer s.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+
+	type ended struct {
+		o   outcome
+		err error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		o, err := runBinary("", "fetch", "-metrics", addr, s.URL+"/")
+		done <- ended{o, err}
+	}()
+	var body string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		body = string(raw)
+		return err == nil && strings.Contains(body, `polite_requests_in_flight{domain="127.0.0.1"} 1`)
+	}, 20*time.Second, 50*time.Millisecond, "metrics never showed the request in flight")
+	assert.Contains(t, body, `polite_requests_total{domain="127.0.0.1"} 1`)
+	once.Do(func() { close(release) })
+	end := <-done
+	require.NoError(t, end.err)
+	o := end.o
+	assert.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, "serving metrics at http://"+addr+"/metrics")
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// display shows a crawl's progress. start is called once, then done once
+// per target, from one goroutine, then finish.
+type display interface {
+	// start begins showing a crawl of total targets; waiting lists the
+	// domains a request would wait for now, longest first.
+	start(total int, waiting func() []domainWait)
+	done(r result)
+	finish()
+}
+
+// newDisplay returns a live progress bar when w is a terminal, and plain
+// log lines, one per URL, otherwise.
+func newDisplay(w io.Writer, live bool) display {
+	if live && isTerminal(w) {
+		return &barDisplay{w: w}
+	}
+	return &logDisplay{w: w}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// logDisplay writes one line per URL.
+type logDisplay struct {
+	w        io.Writer
+	total, n int
+}
+
+func (d *logDisplay) start(total int, _ func() []domainWait) { d.total = total }
+
+func (d *logDisplay) done(r result) {
+	d.n++
+	fmt.Fprintf(d.w, "[%*d/%d] %s\n", len(fmt.Sprint(d.total)), d.n, d.total, describe(r))
+}
+
+func (d *logDisplay) finish() {}
+
+// describe says in one line what became of r.
+func describe(r result) string {
+	if r.err != nil {
+		if r.url == nil { // a bad URL: the error names it
+			return fmt.Sprintf("FAIL %v", r.err)
+		}
+		if r.status != 0 {
+			return fmt.Sprintf("FAIL %d %s: %v", r.status, r.raw, r.err)
+		}
+		return fmt.Sprintf("FAIL %s: %v", r.raw, r.err)
+	}
+	s := fmt.Sprintf("%d %s (%s in %s)", r.status, r.raw, formatBytes(r.bytes), r.elapsed.Round(time.Millisecond))
+	if r.file != "" {
+		s += " -> " + r.file
+	}
+	return s
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1000)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1000/1000)
+}
+
+// barDisplay is a live progress bar: done/total, elapsed time and ETA, and
+// the domains requests are waiting for. Failures are printed above it.
+type barDisplay struct {
+	w         io.Writer
+	bar       *progressbar.ProgressBar
+	total, n  int
+	stop      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
+}
+
+// refresh is how often the bar shows the waits anew.
+const refresh = 200 * time.Millisecond
+
+func (d *barDisplay) start(total int, waiting func() []domainWait) {
+	d.total = total
+	d.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(d.w),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+		progressbar.OptionSetDescription(waitLine(nil)),
+		progressbar.OptionThrottle(refresh/2),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(d.w) }),
+	)
+	d.bar.RenderBlank()
+	d.stop, d.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(d.stopped)
+		tick := time.NewTicker(refresh)
+		defer tick.Stop()
+		for {
+			select {
+			case <-d.stop:
+				return
+			case <-tick.C:
+				d.bar.Describe(waitLine(waiting()))
+			}
+		}
+	}()
+}
+
+func (d *barDisplay) done(r result) {
+	d.n++
+	if r.err != nil {
+		progressbar.Bprintln(d.bar, describe(r))
+	}
+	if d.n == d.total {
+		d.stopTicker() // no redraw after the last one
+		d.bar.Describe("done")
+	}
+	d.bar.Add(1)
+}
+
+func (d *barDisplay) stopTicker() {
+	d.closeOnce.Do(func() {
+		close(d.stop)
+		<-d.stopped
+	})
+}
+
+func (d *barDisplay) finish() {
+	d.stopTicker()
+	if !d.bar.IsFinished() {
+		d.bar.Exit()
+	}
+}
+
+// waitLine says which domains requests are waiting for, longest first.
+func waitLine(waits []domainWait) string {
+	const shown = 2
+	if len(waits) == 0 {
+		return "waiting: none"
+	}
+	var parts []string
+	for i, w := range waits[:min(shown, len(waits))] {
+		part := fmt.Sprintf("%s %.1fs", w.key, w.wait.Seconds())
+		if i == 0 && w.paused != "" {
+			part += " (paused: " + w.paused + ")"
+		}
+		parts = append(parts, part)
+	}
+	line := "waiting: " + strings.Join(parts, ", ")
+	if more := len(waits) - shown; more > 0 {
+		line += fmt.Sprintf(" +%d more", more)
+	}
+	return line
+}

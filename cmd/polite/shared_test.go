@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFetchRobots(t *testing.T) {
+	s := startSite(t, &site{robots: "User-agent: testbot\nDisallow: /private\n"})
+
+	o := runPolite(t, "", "fetch", "-rate", "100", "-burst", "10", "-robots", "testbot", s.URL+"/public", s.URL+"/private/page")
+	assert.Equal(t, exitFailed, o.code, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, "FAIL "+s.URL+"/private/page")
+	assert.Contains(t, o.stderr, "disallowed by robots.txt")
+	assert.ElementsMatch(t, []string{"/robots.txt", "/public"}, s.requests(), "the disallowed page is never sent")
+	for _, agent := range s.userAgents() {
+		assert.True(t, strings.HasPrefix(agent, "testbot "), "User-Agent %q names the agent", agent)
+	}
+
+	o = runPolite(t, "", "fetch", "-rate", "100", "-burst", "10", "-robots", "otherbot", s.URL+"/private/page")
+	assert.Equal(t, exitOK, o.code, "the rule is for testbot only; stderr: %s", o.stderr)
+}
+
+func TestFetchRedisBadURL(t *testing.T) {
+	o := runPolite(t, "", "fetch", "-redis", "http://localhost:6379", "http://a.test/")
+	assertOneLineError(t, o, "-redis:")
+}
+
+// TestFetchRedisDown checks that the command works while Redis does not
+// answer: each process paces on its own, and the stats say so.
+func TestFetchRedisDown(t *testing.T) {
+	s := newSite(t, nil)
+	o := runPolite(t, "", "fetch", "-json", "-rate", "100", "-burst", "10", "-redis", "redis://"+freeAddr(t)+"/0", s.URL+"/1", s.URL+"/2")
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, "redis unavailable", "Redis going away is logged, even without -v")
+	got := parseStats(t, o.stdout)["127.0.0.1"]
+	assert.Equal(t, int64(2), got.TotalRequests)
+	require.Contains(t, o.stdout, `"degraded_requests": 2`)
+}
+
+// TestFetchRedisShared runs two polite fetch processes on one Redis: they
+// share the domain's pace, so together they take as long as one process
+// fetching both lists would.
+func TestFetchRedisShared(t *testing.T) {
+	addr := startRedis(t)
+	s := newSite(t, nil)
+	const perProcess = 5
+	var wg sync.WaitGroup
+	outcomes := make([]outcome, 2)
+	errs := make([]error, 2)
+	for i := range outcomes {
+		args := []string{"fetch", "-json", "-rate", "5", "-burst", "1", "-redis", "redis://" + addr + "/0"}
+		for j := range perProcess {
+			args = append(args, fmt.Sprintf("%s/%d/%d", s.URL, i, j))
+		}
+		wg.Go(func() { outcomes[i], errs[i] = runBinary("", args...) })
+	}
+	wg.Wait()
+	for i, o := range outcomes {
+		require.NoError(t, errs[i])
+		require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+		assert.Contains(t, o.stdout, `"degraded_requests": 0`, "paced through Redis")
+	}
+	arrivals := s.arrivalTimes()
+	require.Len(t, arrivals, 2*perProcess)
+	first, last := arrivals[0], arrivals[0]
+	for _, a := range arrivals {
+		if a.Before(first) {
+			first = a
+		}
+		if a.After(last) {
+			last = a
+		}
+	}
+	// 10 requests at 5/s: 9 gaps of 200ms when shared; one process alone
+	// would take 4 gaps.
+	assert.GreaterOrEqual(t, last.Sub(first), 1500*time.Millisecond, "the two processes shared one pace")
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// startRedis starts a redis-server from PATH on a free port for the test.
+// Without one, the test is skipped, unless POLITE_REQUIRE_REDIS=1.
+func startRedis(t *testing.T) string {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("POLITE_REQUIRE_REDIS") == "1" {
+			t.Fatal("redis-server is not on PATH, and POLITE_REQUIRE_REDIS=1 requires it")
+		}
+		t.Skip("SKIPPED: redis-server is not on PATH, so polite fetch -redis is not checked against a real Redis (set POLITE_REQUIRE_REDIS=1 to make this a failure)")
+	}
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	defer client.Close()
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return client.Ping(ctx).Err() == nil
+	}, 10*time.Second, 50*time.Millisecond, "redis-server did not answer")
+	return addr
+}
