@@ -140,7 +140,8 @@ func (tab *domainTable) forget(d *domain) {
 }
 
 // sweep forgets the least recently used idle domains until a quarter of
-// the table is free. Only one sweep runs at a time; others skip.
+// the table is free, and empties the hosts cache. Only one sweep runs at a
+// time; others skip.
 func (tab *domainTable) sweep() {
 	if !tab.sweeping.TryLock() {
 		return
@@ -166,6 +167,10 @@ func (tab *domainTable) sweep() {
 		tab.forget(d)
 		excess--
 	}
+	// The hosts cache may point at the domains just forgotten: empty it,
+	// or it would keep up to twice maxDomains of them alive.
+	tab.hosts.Clear()
+	tab.hostCount.Store(0)
 }
 
 // isLoopback reports whether key names a loopback host.
