@@ -1,0 +1,254 @@
+package redislimiter
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+// logRecorder is a slog.Handler that keeps the messages it handles.
+type logRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
+func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
+	return nil
+}
+
+// count returns how many messages contain s.
+func (h *logRecorder) count(s string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.msgs {
+		if strings.Contains(m, s) {
+			n++
+		}
+	}
+	return n
+}
+
+const (
+	downLog = "WARN redislimiter: redis unavailable"
+	upLog   = "INFO redislimiter: redis answers again"
+)
+
+func newTestLimiter(t *testing.T, srv *redisServer, opts ...Option) (*Limiter, *logRecorder) {
+	t.Helper()
+	logs := &logRecorder{}
+	l, err := New(srv.client(), append([]Option{WithLogger(slog.New(logs)), WithProbeInterval(50 * time.Millisecond)}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l, logs
+}
+
+// eventuallyShared waits until the Limiter uses Redis again.
+func eventuallyShared(t *testing.T, l *Limiter) {
+	t.Helper()
+	require.Eventually(t, func() bool { return !l.Degraded() }, 3*time.Second, 10*time.Millisecond, "back to the shared pace")
+}
+
+func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
+	srv := startRedis(t)
+	l, logs := newTestLimiter(t, srv)
+	ctx := context.Background()
+	req := limiter.Request{Key: "down.example", Rule: limiter.Rule{Rate: 10, Burst: 1}}
+
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
+	require.False(t, res.Degraded)
+
+	srv.kill()
+	var waits []time.Duration
+	for range 3 {
+		began := time.Now()
+		res, err := l.Reserve(ctx, req)
+		require.NoError(t, err, "no request fails because Redis is down")
+		assert.Less(t, time.Since(began), time.Second, "a call is bounded by the timeout")
+		assert.True(t, res.OK)
+		assert.True(t, res.Degraded)
+		waits = append(waits, res.Wait)
+	}
+	// The fallback paces with the same rule: a fresh bucket, then 100ms apart.
+	assert.Zero(t, waits[0])
+	assert.InDelta(t, 100*time.Millisecond, waits[1], float64(20*time.Millisecond))
+	assert.InDelta(t, 200*time.Millisecond, waits[2], float64(40*time.Millisecond))
+	st, err := l.State(ctx, req.Key, req.Rule)
+	require.NoError(t, err)
+	assert.Positive(t, st.Wait, "State reports the fallback")
+	require.NoError(t, l.Cancel(ctx, req, res), "the fallback takes back its own reservations")
+	require.NoError(t, l.Pause(ctx, req.Key, time.Second))
+	assert.Equal(t, 1, logs.count(downLog), "logged once")
+	assert.Zero(t, logs.count(upLog))
+
+	srv.restart()
+	eventuallyShared(t, l)
+	res, err = l.Reserve(ctx, req)
+	require.NoError(t, err)
+	assert.False(t, res.Degraded)
+	assert.Equal(t, limiter.ReasonPause, res.Reason, "the pause made while Redis was away reached it")
+	assert.Greater(t, res.Wait, 500*time.Millisecond)
+	assert.Equal(t, 1, logs.count(downLog))
+	assert.Equal(t, 1, logs.count(upLog), "recovery logged once")
+}
+
+func TestSlowRedisCountsAsDown(t *testing.T) {
+	srv := startRedis(t)
+	for _, deadlines := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", deadlines), func(t *testing.T) {
+			client := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: deadlines})
+			t.Cleanup(func() { client.Close() })
+			logs := &logRecorder{}
+			l, err := New(client, WithLogger(slog.New(logs)), WithProbeInterval(50*time.Millisecond), WithTimeout(50*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+			require.Equal(t, deadlines, l.direct)
+			ctx := context.Background()
+			req := limiter.Request{Key: "slow.example", Rule: limiter.Rule{Rate: 10, Burst: 1}}
+			_, err = l.Reserve(ctx, req)
+			require.NoError(t, err)
+
+			// CLIENT PAUSE holds every other client's commands: Redis is up but slow.
+			require.NoError(t, srv.client().Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err())
+			began := time.Now()
+			res, err := l.Reserve(ctx, req)
+			require.NoError(t, err)
+			assert.True(t, res.Degraded)
+			assert.Less(t, time.Since(began), 400*time.Millisecond, "bounded by WithTimeout, not by the client's timeouts")
+			assert.Equal(t, 1, logs.count(downLog))
+
+			eventuallyShared(t, l)
+			res, err = l.Reserve(ctx, req)
+			require.NoError(t, err)
+			assert.False(t, res.Degraded)
+			assert.Equal(t, 1, logs.count(upLog))
+		})
+	}
+}
+
+func TestFailOpenDoesNotPace(t *testing.T) {
+	srv := startRedis(t)
+	l, _ := newTestLimiter(t, srv, FailOpen())
+	ctx := context.Background()
+	req := limiter.Request{Key: "open.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
+	srv.kill()
+	for range 3 {
+		res, err := l.Reserve(ctx, req)
+		require.NoError(t, err)
+		assert.Equal(t, limiter.Reservation{OK: true, Degraded: true}, res)
+		require.NoError(t, l.Cancel(ctx, req, res))
+	}
+	require.NoError(t, l.Pause(ctx, req.Key, time.Second))
+	st, err := l.State(ctx, req.Key, req.Rule)
+	require.NoError(t, err)
+	assert.Zero(t, st.Wait)
+
+	srv.restart()
+	eventuallyShared(t, l)
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
+	assert.False(t, res.Degraded)
+}
+
+func TestFailClosedFails(t *testing.T) {
+	srv := startRedis(t)
+	l, _ := newTestLimiter(t, srv, FailClosed())
+	ctx := context.Background()
+	req := limiter.Request{Key: "closed.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
+	ok, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
+	srv.kill()
+
+	_, err = l.Reserve(ctx, req)
+	require.ErrorIs(t, err, ErrUnavailable)
+	assert.True(t, strings.HasPrefix(err.Error(), "redislimiter: "), err.Error())
+	_, err = l.Reserve(ctx, req) // while down: at once, without asking Redis
+	require.ErrorIs(t, err, ErrUnavailable)
+	require.ErrorIs(t, l.Cancel(ctx, req, ok), ErrUnavailable)
+	require.ErrorIs(t, l.Pause(ctx, req.Key, time.Second), ErrUnavailable)
+	_, err = l.State(ctx, req.Key, req.Rule)
+	require.ErrorIs(t, err, ErrUnavailable)
+
+	srv.restart()
+	eventuallyShared(t, l)
+	_, err = l.Reserve(ctx, req)
+	require.NoError(t, err)
+}
+
+func TestCallerContextIsNotAnOutage(t *testing.T) {
+	srv := startRedis(t)
+	l, logs := newTestLimiter(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := limiter.Request{Key: "ctx.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
+	_, err := l.Reserve(ctx, req)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, l.Pause(ctx, req.Key, time.Second), context.Canceled)
+	_, err = l.State(ctx, req.Key, req.Rule)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.False(t, l.Degraded())
+	assert.Zero(t, logs.count(downLog))
+}
+
+func TestCloseStopsTheProbe(t *testing.T) {
+	srv := startRedis(t)
+	l, logs := newTestLimiter(t, srv)
+	ctx := context.Background()
+	req := limiter.Request{Key: "close.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
+	srv.kill()
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
+	require.True(t, res.Degraded)
+
+	done := make(chan struct{})
+	go func() { l.Close(); l.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	srv.restart()
+	time.Sleep(300 * time.Millisecond) // six probe intervals
+	assert.True(t, l.Degraded(), "no probe after Close")
+	assert.Zero(t, logs.count(upLog))
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never called
+	tests := []struct {
+		name string
+		opts []Option
+		want string
+	}{
+		{"timeout", []Option{WithTimeout(0)}, "redislimiter: WithTimeout: must be positive, got 0s"},
+		{"probe", []Option{WithProbeInterval(-time.Second)}, "redislimiter: WithProbeInterval: must be positive, got -1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(client, tt.opts...)
+			require.EqualError(t, err, tt.want)
+		})
+	}
+	_, err := New(nil)
+	require.EqualError(t, err, "redislimiter: client is nil")
+	l, err := New(client, WithLogger(nil), FailOpen(), FailClosed())
+	require.NoError(t, err)
+	assert.Equal(t, modeFailClosed, l.mode, "the last failure mode wins")
+}

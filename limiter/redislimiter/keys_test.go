@@ -1,0 +1,172 @@
+package redislimiter
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
+)
+
+// clusterSlot is Redis Cluster's slot of key: CRC16 (XMODEM) of its hash
+// tag, the text between the first "{" and the next "}" when not empty.
+func clusterSlot(key string) int {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if n := strings.IndexByte(key[open+1:], '}'); n > 0 {
+			key = key[open+1 : open+1+n]
+		}
+	}
+	var crc uint16
+	for i := 0; i < len(key); i++ {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % 16384
+}
+
+func TestKeysOfADomainShareOneSlot(t *testing.T) {
+	domains := []string{"example.com", "", "%", "%25", "{", "}", "%7B", "a{b}c", "}x{", "{}", "xn--bcher-kva.example", "127.0.0.1", "::1"}
+	for _, prefix := range []string{DefaultPrefix, "", "app:{shard}:", "p{"} {
+		l, err := New(redis.NewClient(&redis.Options{}), WithPrefix(prefix))
+		require.NoError(t, err)
+		tags := map[string]string{}
+		for _, domain := range domains {
+			keys := l.keys(domain, 3)
+			require.Len(t, keys, 4)
+			assert.True(t, strings.HasPrefix(keys[0], prefix), keys[0])
+			for _, key := range keys[1:] {
+				assert.Equal(t, clusterSlot(keys[0]), clusterSlot(key), "prefix %q, domain %q: %s and %s", prefix, domain, keys[0], key)
+			}
+			state := strings.TrimSuffix(keys[0], "state")
+			if other, dup := tags[state]; dup {
+				t.Errorf("prefix %q: domains %q and %q share the keys %s...", prefix, other, domain, state)
+			}
+			tags[state] = domain
+		}
+	}
+	l, err := New(redis.NewClient(&redis.Options{}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:q:0", "polite:{example.com}:q:1"}, l.keys("example.com", 2))
+}
+
+// TestScriptsRunOnCluster runs every script through a ClusterClient
+// against a one-node Redis Cluster, which refuses a script whose keys are
+// in different slots (CROSSSLOT), and checks clusterSlot against Redis.
+func TestScriptsRunOnCluster(t *testing.T) {
+	srv := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	ctx := context.Background()
+	admin := srv.client()
+	require.NoError(t, admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err())
+	require.Eventually(t, func() bool {
+		info, err := admin.ClusterInfo(ctx).Result()
+		return err == nil && strings.Contains(info, "cluster_state:ok")
+	}, 10*time.Second, 20*time.Millisecond)
+
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.addr()}})
+	t.Cleanup(func() { cluster.Close() })
+	l, err := New(cluster, WithLogger(nil), WithTimeout(5*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	rule := limiter.Rule{Rate: 10, Burst: 2, MinDelay: time.Millisecond, Quotas: []config.Quota{{Requests: 5, Window: time.Second}, {Requests: 50, Window: time.Minute}}}
+	for _, domain := range []string{"example.com", "a{b}c", ""} {
+		r := limiter.Request{Key: domain, Rule: rule}
+		res, err := l.reserve(ctx, r, 0)
+		require.NoError(t, err, domain)
+		require.True(t, res.OK)
+		_, err = l.run(ctx, l.scripts.cancel, l.keys(domain, 2), append(ruleArgs(rule, 2), res.ID, res.Start))
+		require.NoError(t, err, domain)
+		require.NoError(t, l.pause(ctx, domain, time.Second), domain)
+		st, err := l.State(ctx, domain, rule)
+		require.NoError(t, err, domain)
+		assert.Positive(t, st.Paused, domain)
+		for _, key := range l.keys(domain, 2) {
+			slot, err := admin.ClusterKeySlot(ctx, key).Result()
+			require.NoError(t, err)
+			assert.Equal(t, int(slot), clusterSlot(key), key)
+		}
+	}
+	assert.False(t, l.Degraded())
+
+	// The check is real: keys of two domains in one script are refused.
+	keys := append(l.keys("one.example", 0), l.keys("two.example", 0)...)
+	_, err = l.run(ctx, l.scripts.state, keys, ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 0))
+	require.ErrorContains(t, err, "CROSSSLOT")
+}
+
+func TestKeysExpireOnceIdle(t *testing.T) {
+	srv := startRedis(t)
+	ctx := context.Background()
+	t.Run("after quietAt", func(t *testing.T) {
+		f := newFakeClock(t, srv)
+		f.at(t, 0)
+		pttl := func(key string) time.Duration {
+			d, err := f.client.PTTL(ctx, key).Result()
+			require.NoError(t, err)
+			return d
+		}
+		// Keys live until the domain is quiet, plus as long again (at least
+		// a second), so that a busy domain seldom needs PEXPIRE.
+		near := func(want time.Duration, key string) {
+			t.Helper()
+			assert.InDelta(t, want, pttl(key), float64(50*time.Millisecond), key)
+		}
+		// Quiet once a 1/s bucket has refilled: after 1s.
+		bucket := limiter.Rule{Rate: 1, Burst: 1}
+		_, err := f.reserve(ctx, limiter.Request{Key: "bucket", Rule: bucket}, 0)
+		require.NoError(t, err)
+		near(2*time.Second, f.keys("bucket", 0)[0])
+		// A pause that ends after the expiry moves it.
+		require.NoError(t, f.Pause(ctx, "bucket", 30*time.Second))
+		near(60*time.Second, f.keys("bucket", 0)[0])
+
+		// Quiet once the quota's window has passed: after 5s; the list too.
+		quota := limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: 5 * time.Second}}}
+		_, err = f.reserve(ctx, limiter.Request{Key: "quota", Rule: quota}, 0)
+		require.NoError(t, err)
+		for _, key := range f.keys("quota", 1) {
+			near(10*time.Second, key)
+		}
+		// A pause within the expiry leaves it.
+		require.NoError(t, f.Pause(ctx, "quota", 7*time.Second))
+		near(10*time.Second, f.keys("quota", 0)[0])
+		// A list made again (the quota's size changed) gets an expiry too:
+		// the request starts when the pause ends, at 7s, and the domain is
+		// quiet 5s later, 11s from now.
+		f.at(t, time.Second)
+		_, err = f.reserve(ctx, limiter.Request{Key: "quota", Rule: limiter.Rule{MinDelay: 10 * time.Millisecond,
+			Quotas: []config.Quota{{Requests: 3, Window: 5 * time.Second}}}}, 0)
+		require.NoError(t, err)
+		for _, key := range f.keys("quota", 1) {
+			near(22*time.Second, key)
+		}
+	})
+	t.Run("gone in real time", func(t *testing.T) {
+		client := srv.client()
+		l, err := New(client, WithLogger(nil), WithTimeout(5*time.Second))
+		require.NoError(t, err)
+		t.Cleanup(func() { l.Close() })
+		rule := limiter.Rule{Rate: 50, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: 100 * time.Millisecond}}}
+		_, err = l.Reserve(ctx, limiter.Request{Key: "idle.example", Rule: rule})
+		require.NoError(t, err)
+		keys := l.keys("idle.example", 1)
+		n, err := client.Exists(ctx, keys...).Result()
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n, "keys exist while the domain is busy")
+		assert.Eventually(t, func() bool {
+			n, err := client.Exists(ctx, keys...).Result()
+			return err == nil && n == 0
+		}, 2*time.Second, 20*time.Millisecond, "keys expire once the domain is idle")
+	})
+}

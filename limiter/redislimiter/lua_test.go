@@ -1,0 +1,252 @@
+package redislimiter
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
+)
+
+// testClockKey holds the time the scripts of a fake-clock Limiter read, in
+// microseconds, so that a test sets Redis's clock as the ...At twins of
+// limiter.Memory set theirs.
+const testClockKey = "polite-test-clock"
+
+const testClock = `local function clock()
+  return tonumber(redis.call('GET', '` + testClockKey + `'))
+end
+`
+
+// fakeClock is a Limiter whose scripts read the time from testClockKey.
+type fakeClock struct {
+	*Limiter
+	client *redis.Client
+	epoch  int64 // microseconds at offset 0
+}
+
+func newFakeClock(t *testing.T, srv *redisServer, opts ...Option) *fakeClock {
+	t.Helper()
+	client := srv.client()
+	l, err := newLimiter(client, testClock, append([]Option{WithLogger(nil), WithTimeout(5 * time.Second)}, opts...))
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return &fakeClock{Limiter: l, client: client, epoch: 1_700_000_000_000_000}
+}
+
+// at sets Redis's clock to offset d from the epoch.
+func (f *fakeClock) at(t *testing.T, d time.Duration) {
+	t.Helper()
+	require.NoError(t, f.client.Set(context.Background(), testClockKey, f.epoch+int64(d/time.Microsecond), 0).Err())
+}
+
+// step is one call made to both limiters at offset at.
+type step struct {
+	at      time.Duration
+	op      string // "reserve", "cancel", "pause" or "state"
+	maxWait time.Duration
+	cancel  int           // for "cancel": the index of the step that reserved
+	pause   time.Duration // for "pause"
+	rule    *limiter.Rule // overrides the scenario's rule
+}
+
+// tolerance covers rounding to microseconds in Redis against nanoseconds
+// in Memory.
+const tolerance = 5 * time.Microsecond
+
+func TestScriptsMatchMemory(t *testing.T) {
+	srv := startRedis(t)
+	perSecond := func(rate float64, burst int) limiter.Rule { return limiter.Rule{Rate: rate, Burst: burst} }
+	reserve := func(at time.Duration) step { return step{at: at, op: "reserve"} }
+	ms := time.Millisecond
+	twoQuotas := limiter.Rule{Rate: 100, Burst: 10, Quotas: []config.Quota{{Requests: 3, Window: time.Second}, {Requests: 5, Window: 3 * time.Second}}}
+	threeOfOne := limiter.Rule{Rate: 100, Burst: 10, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}
+	tests := []struct {
+		name  string
+		rule  limiter.Rule
+		steps []step
+	}{
+		{"rate and burst", perSecond(10, 3), []step{
+			reserve(0), reserve(0), reserve(0), reserve(0), reserve(0), reserve(0),
+			{at: 30 * ms, op: "state"}, reserve(250 * ms), reserve(900 * ms), reserve(5 * time.Second), {at: 5 * time.Second, op: "state"},
+		}},
+		{"fractional rate", perSecond(3, 2), []step{
+			reserve(0), reserve(0), reserve(0), reserve(10 * ms), reserve(700 * ms), reserve(701 * ms), {at: 702 * ms, op: "state"},
+		}},
+		{"min delay", limiter.Rule{MinDelay: 200 * ms}, []step{
+			reserve(0), reserve(0), reserve(0), reserve(50 * ms), {at: 60 * ms, op: "state"}, reserve(2 * time.Second),
+		}},
+		{"rate and min delay", limiter.Rule{Rate: 5, Burst: 2, MinDelay: 100 * ms}, []step{
+			reserve(0), reserve(0), reserve(0), reserve(0), reserve(150 * ms), reserve(3 * time.Second), reserve(3 * time.Second),
+		}},
+		{"quotas", twoQuotas, []step{
+			reserve(0), reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "state"}, reserve(1500 * ms), reserve(1500 * ms),
+			reserve(1600 * ms), {at: 1700 * ms, op: "state"}, reserve(10 * time.Second), {at: 10 * time.Second, op: "state"},
+		}},
+		{"pause", perSecond(10, 2), []step{
+			{at: 0, op: "pause", pause: 500 * ms}, reserve(100 * ms), {at: 150 * ms, op: "pause", pause: 200 * ms},
+			{at: 160 * ms, op: "state"}, reserve(200 * ms), {at: 300 * ms, op: "pause", pause: time.Second},
+			reserve(400 * ms), {at: 400 * ms, op: "state"},
+		}},
+		{"cancel latest is exact", limiter.Rule{Rate: 10, Burst: 2, MinDelay: 50 * ms, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}, []step{
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", cancel: 2}, {at: 10 * ms, op: "state"},
+			reserve(20 * ms), {at: 30 * ms, op: "cancel", cancel: 5}, {at: 30 * ms, op: "cancel", cancel: 1},
+			{at: 40 * ms, op: "state"}, reserve(40 * ms), reserve(40 * ms),
+		}},
+		{"cancel an older one", limiter.Rule{Rate: 10, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}, []step{
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", cancel: 1}, {at: 10 * ms, op: "state"},
+			reserve(20 * ms), reserve(20 * ms), {at: 30 * ms, op: "state"},
+		}},
+		{"max wait refusal claims nothing", perSecond(1, 1), []step{
+			reserve(0), {at: 0, op: "reserve", maxWait: 500 * ms}, {at: 0, op: "reserve", maxWait: time.Second},
+			{at: 0, op: "reserve", maxWait: 1500 * ms}, {at: 10 * ms, op: "state"}, reserve(10 * ms),
+		}},
+		{"quotas change", twoQuotas, []step{
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "state", rule: &threeOfOne},
+			{at: 10 * ms, op: "reserve", rule: &threeOfOne}, reserve(20 * ms), reserve(20 * ms),
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeClock(t, srv)
+			m := limiter.NewMemory()
+			t0 := time.Now().Add(time.Hour)
+			ctx := context.Background()
+			key := fmt.Sprintf("case%d.example", i)
+			results := map[int][2]limiter.Reservation{}
+			for j, s := range tt.steps {
+				rule := tt.rule
+				if s.rule != nil {
+					rule = *s.rule
+				}
+				f.at(t, s.at)
+				now := t0.Add(s.at)
+				req := limiter.Request{Key: key, Rule: rule, MaxWait: s.maxWait}
+				where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
+				switch s.op {
+				case "reserve":
+					want := m.ReserveAt(req, now)
+					got, err := f.reserve(ctx, req, 0)
+					require.NoError(t, err, where)
+					assert.Equal(t, want.OK, got.OK, where)
+					assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait")
+					assert.Equal(t, want.Reason, got.Reason, where+": reason")
+					results[j] = [2]limiter.Reservation{want, got}
+				case "cancel":
+					r := results[s.cancel]
+					require.NoError(t, m.Cancel(ctx, req, r[0]), where)
+					require.NoError(t, f.Cancel(ctx, req, r[1]), where)
+				case "pause":
+					m.PauseAt(key, s.pause, now)
+					require.NoError(t, f.Pause(ctx, key, s.pause), where)
+				case "state":
+					want := m.StateAt(key, rule, now)
+					got, err := f.State(ctx, key, rule)
+					require.NoError(t, err, where)
+					assertSameState(t, want, got, where)
+				}
+			}
+			assert.False(t, f.Degraded())
+		})
+	}
+}
+
+func assertSameState(t *testing.T, want, got limiter.State, where string) {
+	t.Helper()
+	assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait")
+	assert.Equal(t, want.Reason, got.Reason, where+": reason")
+	assert.InDelta(t, want.Paused, got.Paused, float64(tolerance), where+": paused")
+	require.Len(t, got.Quotas, len(want.Quotas), where)
+	for i := range want.Quotas {
+		assert.Equal(t, want.Quotas[i].Remaining, got.Quotas[i].Remaining, where+": quota remaining")
+		assert.InDelta(t, want.Quotas[i].NextFree, got.Quotas[i].NextFree, float64(tolerance), where+": quota next free")
+	}
+}
+
+// TestJitterAddsToTheGap checks the script against schedule.go's rule with
+// a given sample: jitter lengthens a wait that another rule set, and
+// otherwise keeps the gap since the latest start at least the sample.
+func TestJitterAddsToTheGap(t *testing.T) {
+	srv := startRedis(t)
+	f := newFakeClock(t, srv)
+	ms := time.Millisecond
+	minDelay := limiter.Rule{MinDelay: 100 * ms, Jitter: 50 * ms}
+	bucket := limiter.Rule{Rate: 100, Burst: 10, Jitter: 50 * ms}
+	tests := []struct {
+		key    string
+		rule   limiter.Rule
+		at     time.Duration
+		sample time.Duration
+		wait   time.Duration
+		reason string
+	}{
+		{"a", minDelay, 0, 30 * ms, 0, ""},                            // no earlier start: no gap to widen
+		{"a", minDelay, 0, 20 * ms, 120 * ms, limiter.ReasonMinDelay}, // min delay, then jitter on top
+		{"a", minDelay, 500 * ms, 10 * ms, 0, ""},                     // gap already longer than delay + sample
+		{"b", bucket, 0, 40 * ms, 0, ""},
+		{"b", bucket, time.Millisecond, 40 * ms, 39 * ms, limiter.ReasonJitter}, // jitter alone sets the gap
+		{"b", bucket, 200 * ms, 40 * ms, 0, ""},
+	}
+	for i, tt := range tests {
+		f.at(t, tt.at)
+		res, err := f.reserve(context.Background(), limiter.Request{Key: tt.key, Rule: tt.rule}, int64(tt.sample/time.Microsecond))
+		require.NoError(t, err)
+		assert.Equal(t, tt.wait, res.Wait, "case %d", i)
+		assert.Equal(t, tt.reason, res.Reason, "case %d", i)
+	}
+}
+
+// dumpState returns a domain's stored pace as text: tokens, tokens' time,
+// latest start, paused until, quiet at; a domain without state reads as a
+// fresh one.
+var dumpState = redis.NewScript(`
+local tk, ta, l, p, qa = nil, nil, nil, 0, 0
+local raw = redis.call('HGET', KEYS[1], 's')
+if raw then
+  tk, ta, l, p, qa = cmsgpack.unpack(raw)
+end
+local function f(x)
+  if x == nil then return 'none' end
+  return string.format('%.17g', x)
+end
+return {f(tk), f(ta), f(l), f(p), f(qa)}
+`)
+
+// TestCancelLatestRestoresState checks that undoing the latest reservation
+// leaves the stored pace exactly as before it.
+func TestCancelLatestRestoresState(t *testing.T) {
+	srv := startRedis(t)
+	f := newFakeClock(t, srv)
+	ctx := context.Background()
+	rule := limiter.Rule{Rate: 3, Burst: 2, MinDelay: 70 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}
+	req := limiter.Request{Key: "undo.example", Rule: rule}
+	keys := f.keys(req.Key, 1)
+	snapshot := func() ([]string, []string) {
+		state, err := dumpState.Run(ctx, f.client, keys[:1]).StringSlice()
+		require.NoError(t, err)
+		list, err := f.client.LRange(ctx, keys[1], 0, -1).Result()
+		require.NoError(t, err)
+		return state, list
+	}
+	for i := range 4 {
+		f.at(t, time.Duration(i)*10*time.Millisecond)
+		wantState, wantList := snapshot()
+		res, err := f.reserve(ctx, req, 0)
+		require.NoError(t, err)
+		require.True(t, res.OK)
+		changed, _ := snapshot()
+		require.NotEqual(t, wantState, changed)
+		require.NoError(t, f.Cancel(ctx, req, res))
+		gotState, gotList := snapshot()
+		assert.Equal(t, wantState, gotState, "reservation %d", i)
+		assert.Equal(t, wantList, gotList, "reservation %d", i)
+		_, err = f.reserve(ctx, req, 0) // keep this one, so that the next starts from a used state
+		require.NoError(t, err)
+	}
+}

@@ -1,0 +1,139 @@
+package redislimiter
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// requireRedisEnv makes a missing redis-server a failure instead of a skip;
+// .ci/run sets it after installing redis-server.
+const requireRedisEnv = "POLITE_REQUIRE_REDIS"
+
+// redisServer is a redis-server that a test started on a free loopback
+// port; it is killed when the test ends.
+type redisServer struct {
+	tb    testing.TB
+	path  string
+	port  int
+	extra []string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// startRedis starts a redis-server from PATH without persistence, with
+// extra arguments. Without redis-server on PATH the test is skipped, loudly,
+// or fails when POLITE_REQUIRE_REDIS=1.
+func startRedis(tb testing.TB, extra ...string) *redisServer {
+	tb.Helper()
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(requireRedisEnv) == "1" {
+			tb.Fatalf("redis-server is not on PATH and %s=1: %v", requireRedisEnv, err)
+		}
+		tb.Skipf("SKIPPED: redis-server is not on PATH (%v): the Redis limiter is NOT tested; install redis-server, or set %s=1 to make this a failure", err, requireRedisEnv)
+	}
+	s := &redisServer{tb: tb, path: path, extra: extra}
+	tb.Cleanup(s.kill)
+	var lastErr error
+	for range 3 {
+		s.port = freePort(tb)
+		if lastErr = s.start(); lastErr == nil {
+			return s
+		}
+	}
+	tb.Fatalf("redis-server did not start: %v", lastErr)
+	return nil
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("no free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func (s *redisServer) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// start runs redis-server on s.port and waits until it answers.
+func (s *redisServer) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.tb.TempDir()}, s.extra...)
+	cmd := exec.Command(s.path, args...)
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	client := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1})
+	defer client.Close()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("redis-server exited (%v): %s", err, out)
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := client.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			s.cmd, s.out = cmd, out
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	return fmt.Errorf("redis-server did not answer on %s: %s", s.addr(), out)
+}
+
+// kill stops the server at once, as a crash would.
+func (s *redisServer) kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	for range 100 { // wait until the port is free
+		conn, err := net.DialTimeout("tcp", s.addr(), 50*time.Millisecond)
+		if err != nil {
+			break
+		}
+		conn.Close()
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.cmd = nil
+}
+
+// restart starts the server again on the same port, empty.
+func (s *redisServer) restart() {
+	s.tb.Helper()
+	if err := s.start(); err != nil {
+		s.tb.Fatalf("restarting redis-server: %v", err)
+	}
+}
+
+// client returns a client of the server, closed when the test ends.
+func (s *redisServer) client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.addr()})
+	s.tb.Cleanup(func() { c.Close() })
+	return c
+}

@@ -1,0 +1,316 @@
+// Package redislimiter shares polite's pace between processes through
+// Redis; concurrency caps (max_concurrent) stay per process.
+package redislimiter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+// ErrUnavailable is wrapped by the errors of a FailClosed Limiter while
+// Redis does not answer.
+var ErrUnavailable = errors.New("redislimiter: redis unavailable")
+
+// Limiter is a limiter.Limiter that keeps each domain's pace in Redis, so
+// that any number of processes (crawler workers, replicas of a service)
+// pace every domain together, as one process would. Plug it into a
+// Transport with polite.WithLimiter; the limits themselves still come from
+// polite.WithDefault, WithDomain and WithConfig, and should be the same in
+// every process.
+//
+// Shared are the token bucket (rate, burst), min_delay, jitter, quotas
+// (exact sliding windows) and pauses, so that one worker's 429 pauses every
+// worker for that domain. Each call runs one Lua script that decides every
+// rule of the domain atomically on Redis's own clock (TIME), so that the
+// workers' clocks never matter. A request costs one round trip: Reserve
+// claims the earliest start and returns how long to wait for it, and the
+// caller sleeps; there is no polling. A cancelled wait gives its start
+// back. A domain's keys (prefix + "{domain}:state", prefix + "{domain}:q:N")
+// share a hash tag, so the scripts run on Redis Cluster. They expire once
+// the domain has been idle for as long as it takes to recover fully (its
+// bucket full, its min delay, pause and quota windows over) and as long
+// again, at least a second, so Redis holds only active domains: about 300
+// bytes each (MEMORY USAGE), plus about 12 bytes per request a quota
+// allows.
+//
+// Concurrency caps (max_concurrent) are not shared: the Transport enforces
+// them in each process, since a shared count would leak the slots of a
+// worker that dies mid-request.
+//
+// Each call to Redis is bounded by WithTimeout. When Redis does not answer
+// in time or fails, the Limiter logs it once and, by default, paces each
+// domain in this process with the same limits (a limiter.Memory), marking
+// its reservations Degraded, which the Transport counts in its stats; no
+// request fails because Redis is down. FailOpen stops pacing instead and
+// FailClosed fails requests; their docs say when to use which. In the
+// background the Limiter pings Redis (WithProbeInterval) and returns to the
+// shared pace as soon as it answers, logging that once too. Pauses made
+// while Redis is away are carried over to it then.
+//
+// Create the client with ContextTimeoutEnabled, so that go-redis itself
+// ends a call at the timeout; with a client that does not, each call runs
+// on a goroutine of its own that the Limiter can abandon, which adds some
+// latency.
+//
+// It needs Redis 5.0 or later. Call Close when done with it.
+//
+// A Limiter is safe for concurrent use.
+type Limiter struct {
+	client   redis.UniversalClient
+	direct   bool // the client ends calls at their context's deadline
+	prefix   string
+	timeout  time.Duration
+	probe    time.Duration
+	mode     mode
+	logger   *slog.Logger
+	scripts  scripts
+	fallback *limiter.Memory
+	health   health
+}
+
+var _ limiter.Limiter = (*Limiter)(nil)
+
+// New returns a Limiter that keeps the pace in the Redis that client
+// reaches. It does not contact Redis: a worker starts even while Redis is
+// down, pacing on its own until Redis answers.
+func New(client redis.UniversalClient, opts ...Option) (*Limiter, error) {
+	return newLimiter(client, redisClock, opts)
+}
+
+// newLimiter is New with the scripts' clock as Lua source.
+func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Limiter, error) {
+	if client == nil {
+		return nil, errors.New("redislimiter: client is nil")
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("redislimiter: WithTimeout: must be positive, got %v", o.timeout)
+	}
+	if o.probeEvery <= 0 {
+		return nil, fmt.Errorf("redislimiter: WithProbeInterval: must be positive, got %v", o.probeEvery)
+	}
+	l := &Limiter{
+		client:  client,
+		direct:  honorsDeadlines(client),
+		prefix:  o.prefix,
+		timeout: o.timeout,
+		probe:   o.probeEvery,
+		mode:    o.mode,
+		logger:  o.logger,
+		scripts: newScripts(clock),
+		health:  health{stop: make(chan struct{})},
+	}
+	if l.mode == modeFallback {
+		l.fallback = limiter.NewMemory()
+	}
+	return l, nil
+}
+
+// Reserve implements limiter.Limiter: one round trip to Redis claims the
+// earliest start every rule of r.Key allows, or nothing when the wait would
+// exceed r.MaxWait.
+func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
+	if !l.health.down.Load() {
+		var sample int64
+		if r.Rule.Jitter > 0 {
+			sample = int64(rand.N(r.Rule.Jitter) / time.Microsecond)
+		}
+		res, err := l.reserve(ctx, r, sample)
+		if err == nil {
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return limiter.Reservation{}, fmt.Errorf("redislimiter: %w", ctx.Err())
+		}
+		l.markDown(err)
+	}
+	switch l.mode {
+	case modeFailOpen:
+		return limiter.Reservation{OK: true, Degraded: true}, nil
+	case modeFailClosed:
+		return limiter.Reservation{}, l.unavailable()
+	}
+	res, err := l.fallback.Reserve(ctx, r)
+	res.Degraded = true
+	return res, err
+}
+
+// reserve runs the reserve script with jitter sample, in microseconds.
+func (l *Limiter) reserve(ctx context.Context, r limiter.Request, sample int64) (limiter.Reservation, error) {
+	args := append(ruleArgs(r.Rule, 2), sample, int64(max(r.MaxWait, 0)))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, len(r.Rule.Quotas)), args)
+	if err != nil {
+		return limiter.Reservation{}, err
+	}
+	return parseReservation(v)
+}
+
+// Cancel implements limiter.Limiter. While Redis does not answer, a
+// reservation Redis made cannot be given back; Cancel then returns nil,
+// or an error wrapping ErrUnavailable with FailClosed.
+func (l *Limiter) Cancel(ctx context.Context, r limiter.Request, res limiter.Reservation) error {
+	switch {
+	case !res.OK:
+		return nil
+	case res.Degraded && l.mode == modeFallback:
+		return l.fallback.Cancel(ctx, r, res)
+	case res.Degraded:
+		return nil
+	case l.health.down.Load():
+		return l.whileDown()
+	}
+	args := append(ruleArgs(r.Rule, 2), res.ID, res.Start)
+	_, err := l.run(ctx, l.scripts.cancel, l.keys(r.Key, len(r.Rule.Quotas)), args)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("redislimiter: %w", ctx.Err())
+	}
+	l.markDown(err)
+	return l.whileDown()
+}
+
+// Pause implements limiter.Limiter on Redis's clock. By default the pause
+// is also kept in this process, so that it holds while Redis is away; made
+// while Redis is away, it reaches Redis when Redis answers again.
+func (l *Limiter) Pause(ctx context.Context, key string, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if l.mode == modeFallback {
+		if err := l.fallback.Pause(ctx, key, d); err != nil {
+			return err
+		}
+	}
+	if !l.health.down.Load() {
+		err := l.pause(ctx, key, d)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("redislimiter: %w", ctx.Err())
+		}
+		l.markDown(err)
+	}
+	if l.mode == modeFallback {
+		l.health.remember(key, time.Now().Add(d))
+	}
+	return l.whileDown()
+}
+
+func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error {
+	_, err := l.run(ctx, l.scripts.pause, l.keys(key, 0), []any{micros(d)})
+	return err
+}
+
+// State implements limiter.Limiter. While Redis does not answer it
+// reports the fallback's state by default, an unpaced key with FailOpen,
+// and an error wrapping ErrUnavailable with FailClosed.
+func (l *Limiter) State(ctx context.Context, key string, rule limiter.Rule) (limiter.State, error) {
+	if !l.health.down.Load() {
+		v, err := l.run(ctx, l.scripts.state, l.keys(key, len(rule.Quotas)), ruleArgs(rule, 0))
+		if err == nil {
+			return parseState(v, len(rule.Quotas))
+		}
+		if ctx.Err() != nil {
+			return limiter.State{}, fmt.Errorf("redislimiter: %w", ctx.Err())
+		}
+		l.markDown(err)
+	}
+	switch l.mode {
+	case modeFailOpen:
+		st := limiter.State{}
+		for _, q := range rule.Quotas {
+			st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: q.Requests})
+		}
+		return st, nil
+	case modeFailClosed:
+		return limiter.State{}, l.unavailable()
+	}
+	return l.fallback.State(ctx, key, rule)
+}
+
+// Degraded reports whether Redis is considered unavailable now, so that
+// the Limiter paces as its failure mode says rather than through Redis.
+func (l *Limiter) Degraded() bool { return l.health.down.Load() }
+
+// Close stops the background probe. It does not close the client. A
+// Limiter closed while Redis is unavailable stays in its failure mode.
+func (l *Limiter) Close() error {
+	h := &l.health
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.stop)
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	return nil
+}
+
+// run runs script s, bounded by the Limiter's timeout whatever the
+// client's own timeouts, and returns its reply.
+func (l *Limiter) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+	return l.bounded(ctx, func(ctx context.Context) (any, error) {
+		return s.Run(ctx, l.client, keys, args...).Result()
+	})
+}
+
+type reply struct {
+	v   any
+	err error
+}
+
+// bounded returns f's result, or an error once the Limiter's timeout has
+// passed. With a client that ends calls at their context's deadline, f
+// runs on the caller's goroutine; otherwise on its own, so that a client
+// that ignores deadlines cannot hold the caller.
+func (l *Limiter) bounded(ctx context.Context, f func(context.Context) (any, error)) (any, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	if l.direct {
+		v, err := f(ctx)
+		if err != nil && parent.Err() == nil && ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %v: %w", l.timeout, err)
+		}
+		return v, err
+	}
+	done := make(chan reply, 1)
+	go func() {
+		v, err := f(ctx)
+		done <- reply{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("no answer within %v: %w", l.timeout, ctx.Err())
+	}
+}
+
+// honorsDeadlines reports whether client ends each call at its context's
+// deadline, which go-redis does with ContextTimeoutEnabled.
+func honorsDeadlines(client redis.UniversalClient) bool {
+	switch c := client.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return false
+}

@@ -1,0 +1,73 @@
+package redislimiter
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+var errReply = errors.New("unexpected reply from a script")
+
+// parseReservation reads the reserve script's reply:
+// {ok, wait, reason[, id, start]}, times in microseconds.
+func parseReservation(reply any) (limiter.Reservation, error) {
+	v, _ := reply.([]any)
+	if len(v) < 3 {
+		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	ok, okErr := replyInt(v, 0)
+	wait, waitErr := replyInt(v, 1)
+	reason, reasonOK := v[2].(string)
+	if err := errors.Join(okErr, waitErr); err != nil || !reasonOK {
+		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	res := limiter.Reservation{OK: ok == 1, Wait: time.Duration(wait) * time.Microsecond, Reason: reason}
+	if !res.OK {
+		return res, nil
+	}
+	if len(v) < 5 {
+		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	id, idErr := replyInt(v, 3)
+	start, startErr := replyInt(v, 4)
+	if err := errors.Join(idErr, startErr); err != nil {
+		return limiter.Reservation{}, err
+	}
+	res.ID, res.Start = uint64(id), start
+	return res, nil
+}
+
+// parseState reads the state script's reply: {wait, reason, paused, then
+// remaining and next_free for each of quotas}, times in microseconds.
+func parseState(reply any, quotas int) (limiter.State, error) {
+	v, _ := reply.([]any)
+	if len(v) != 3+2*quotas {
+		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	wait, waitErr := replyInt(v, 0)
+	reason, reasonOK := v[1].(string)
+	paused, pausedErr := replyInt(v, 2)
+	if err := errors.Join(waitErr, pausedErr); err != nil || !reasonOK {
+		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
+	}
+	st := limiter.State{Wait: time.Duration(wait) * time.Microsecond, Reason: reason, Paused: time.Duration(paused) * time.Microsecond}
+	for i := range quotas {
+		remaining, remErr := replyInt(v, 3+2*i)
+		next, nextErr := replyInt(v, 4+2*i)
+		if err := errors.Join(remErr, nextErr); err != nil {
+			return limiter.State{}, err
+		}
+		st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: int(remaining), NextFree: time.Duration(next) * time.Microsecond})
+	}
+	return st, nil
+}
+
+func replyInt(v []any, i int) (int64, error) {
+	n, ok := v[i].(int64)
+	if !ok {
+		return 0, fmt.Errorf("%w: element %d is %T, want an integer", errReply, i, v[i])
+	}
+	return n, nil
+}
