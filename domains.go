@@ -11,24 +11,27 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/shardmap"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
 )
 
 // domain is what the Transport keeps for one key.
 type domain struct {
+	// Every request writes pending, lastUsed and the first counters of
+	// stats: they come first, so that a request dirties one cache line of
+	// its domain, not several.
+	pending  atomic.Int64 // requests between lookup and their end
+	lastUsed atomic.Int64 // unix nanoseconds
+	stats    stats.Recorder
+
+	evicted  atomic.Bool
+	handle   limiter.Handle // saves the limiter its lookup of key
 	key      string
 	limit    *config.Limit
 	baseRule limiter.Rule  // the limit's rule, before what servers ask
 	unpaced  bool          // disabled, or an exempt loopback host
 	slots    chan struct{} // nil without MaxConcurrent
-	stats    stats.Recorder
-	fb       feedback // what the server said: pauses, Crawl-delay, adaptive delay
-
-	lastUsed atomic.Int64 // unix nanoseconds
-	pending  atomic.Int64 // requests between lookup and their end
-	evicted  atomic.Bool
+	fb       feedback      // what the server said: pauses, Crawl-delay, adaptive delay
 }
 
 // rule is the limit's rule with the gap between requests widened to what
@@ -61,8 +64,8 @@ func (d *domain) release() { d.pending.Add(-1) }
 // It holds at most maxDomains domains: past that, a sweep forgets the
 // least recently used ones that have no request pending.
 type domainTable struct {
-	m          shardmap.Map[*domain]
-	hosts      shardmap.Map[*domain] // URL host -> domain, for host-only key functions
+	m          domainMap
+	hosts      domainMap // URL host -> domain, for host-only key functions
 	hostCount  atomic.Int64
 	count      atomic.Int64
 	maxDomains int
@@ -134,7 +137,7 @@ func (tab *domainTable) all() []*domain { return tab.m.Values() }
 
 // forget removes d from the table if it is still there.
 func (tab *domainTable) forget(d *domain) {
-	if tab.m.DeleteIf(d.key, func(cur *domain) bool { return cur != d }) {
+	if tab.m.CompareAndDelete(d.key, d) {
 		tab.count.Add(-1)
 	}
 }

@@ -284,7 +284,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, now time.Time) (limiter
 	if err := ctx.Err(); err != nil {
 		return limiter.Reservation{}, &WaitError{Domain: d.key, RetryAt: now, Err: err}
 	}
-	r := limiter.Request{Key: d.key, Rule: d.rule(), MaxWait: t.maxWait, Now: now}
+	r := limiter.Request{Key: d.key, Rule: d.rule(), MaxWait: t.maxWait, Handle: &d.handle, Now: now}
 	cause := ErrWaitTooLong
 	if deadline, ok := ctx.Deadline(); ok {
 		if left := deadline.Sub(now); r.MaxWait == 0 || left < r.MaxWait {

@@ -3,6 +3,7 @@ package limiter
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/polite-go/polite/config"
@@ -60,10 +61,21 @@ type Request struct {
 	Rule Rule
 	// MaxWait is the longest acceptable wait; 0 means any wait is acceptable.
 	MaxWait time.Duration
+	// Handle, if not nil, is the caller's Handle for Key.
+	Handle *Handle
 	// Now is the caller's current time, if it has read the clock already.
 	// Memory, which shares this process's clock, uses it instead of
 	// reading the clock again; a limiter with a clock of its own ignores it.
 	Now time.Time
+}
+
+// Handle saves a Limiter the lookup of a key's state: a caller that makes
+// many requests for one key keeps one Handle for it and passes it in each
+// Request for that key, never for another key. Memory binds the key's state
+// to it; a Limiter that has no use for it ignores it. The zero Handle is
+// ready to use; a Handle is safe for concurrent use.
+type Handle struct {
+	state atomic.Pointer[keyState]
 }
 
 // Reservation is a claimed start, or the refusal of one.

@@ -56,20 +56,24 @@ func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return m.ReserveAt(r, now), nil
+	return m.reserve(&r, now), nil
 }
 
 // ReserveAt is Reserve at time now.
 func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
+	return m.reserve(&r, now)
+}
+
+// reserve takes r by pointer: a Request is too large to copy twice on the
+// path every request takes.
+func (m *Memory) reserve(r *Request, now time.Time) Reservation {
 	var jitter time.Duration
 	if r.Rule.Jitter > 0 {
 		jitter = rand.N(r.Rule.Jitter)
 	}
 	n := m.nanos(now)
-	sh := m.shard(r.Key)
-	sh.mu.Lock()
+	sh, s := m.lockState(r.Key, r.Handle, n)
 	defer sh.mu.Unlock()
-	s := sh.getLocked(r.Key, n)
 	s.fitWindows(r.Rule)
 	t, reason := s.earliest(n, r.Rule, jitter)
 	wait := time.Duration(t - n)
@@ -143,6 +147,31 @@ func (m *Memory) Len() int {
 
 func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 
+// lockState finds or creates key's state and locks its shard; the caller
+// unlocks it. A handle bound to a live state of this limiter saves the
+// lookup; otherwise the state found is bound to the handle.
+func (m *Memory) lockState(key string, h *Handle, now int64) (*shard, *keyState) {
+	if h != nil {
+		if s := h.state.Load(); s != nil && s.owner == m {
+			s.shard.mu.Lock()
+			if !s.dropped {
+				return s.shard, s
+			}
+			s.shard.mu.Unlock()
+		}
+	}
+	sh := m.shard(key)
+	sh.mu.Lock()
+	s := sh.getLocked(key, now)
+	if s.owner == nil {
+		s.owner, s.shard = m, sh
+	}
+	if h != nil {
+		h.state.Store(s)
+	}
+	return sh, s
+}
+
 func (m *Memory) shard(key string) *shard {
 	return &m.shards[maphash.String(m.seed, key)%shardCount]
 }
@@ -165,6 +194,7 @@ func (sh *shard) getLocked(key string, now int64) *keyState {
 func (sh *shard) sweepLocked(now int64) {
 	for key, s := range sh.keys {
 		if s.quietAt <= now {
+			s.dropped = true
 			delete(sh.keys, key)
 		}
 	}

@@ -21,6 +21,11 @@ type keyState struct {
 	born        uint64 // reservations with IDs up to born predate this state
 	latest      uint64 // the latest reservation's ID
 	undo        undo
+	// Where the state lives, for Handles: a dropped state is no longer in
+	// its shard, and a handle that finds it looks the key up again.
+	owner   *Memory
+	shard   *shard
+	dropped bool
 }
 
 // undo holds what the latest reservation changed, so that cancelling it

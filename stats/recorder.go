@@ -8,12 +8,13 @@ import (
 // Recorder holds one domain's counters. The zero Recorder is ready to use;
 // it is safe for concurrent use and never blocks.
 type Recorder struct {
-	total, delayed, canceled, failed atomic.Int64
-	throttled, degraded              atomic.Int64
-	inFlight                         atomic.Int64
-	waitNanos, pausedNanos           atomic.Int64
-	lastRequestUnixNano              atomic.Int64
-	responses                        [6]atomic.Int64
+	// Every request writes these: they share one cache line.
+	total, inFlight, lastRequestUnixNano atomic.Int64
+	responses                            [6]atomic.Int64
+
+	delayed, canceled, failed atomic.Int64
+	throttled, degraded       atomic.Int64
+	waitNanos, pausedNanos    atomic.Int64
 }
 
 // Sent records a request that passed the limiter after waiting wait.

@@ -18,8 +18,8 @@ func RetryAfter(value string, now time.Time) (d time.Duration, ok bool) {
 		return 0, false
 	}
 	if isDigits(value) {
-		secs, ok := saturatingInt(value)
-		if !ok || secs == 0 {
+		secs := saturatingInt(value)
+		if secs == 0 {
 			return 0, false
 		}
 		return seconds(float64(secs)), true
@@ -53,17 +53,15 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// saturatingInt parses a string of digits, stopping at maxSeconds; ok is
-// false if s is not all digits.
-func saturatingInt(s string) (n int64, ok bool) {
-	if !isDigits(s) {
-		return 0, false
-	}
+// saturatingInt parses s, a string of digits (see isDigits), stopping at
+// maxSeconds.
+func saturatingInt(s string) int64 {
+	var n int64
 	for i := 0; i < len(s); i++ {
 		n = n*10 + int64(s[i]-'0')
 		if n > maxSeconds {
-			return maxSeconds, true
+			return maxSeconds
 		}
 	}
-	return n, true
+	return n
 }
