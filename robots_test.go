@@ -57,36 +57,31 @@ func (s *site) sent() []string {
 	return append([]string(nil), s.paths...)
 }
 
+// TestRobotsOneFetchForConcurrentFirstRequests holds the robots.txt fetch
+// until every first request is waiting for it: they share that one fetch.
 func TestRobotsOneFetchForConcurrentFirstRequests(t *testing.T) {
-	var fetches, pages atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fetches.Add(1)
-			time.Sleep(50 * time.Millisecond) // let every first request find the fetch in flight
-			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
-			return
-		}
-		pages.Add(1)
-	}))
-	defer srv.Close()
-	tr := newTransport(t, srv.Client().Transport, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
-	client := &http.Client{Transport: tr}
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		s := &site{robots: func(req *http.Request) (*http.Response, error) {
+			<-release
+			return robotsFile(200, "User-agent: *\nDisallow: /private\n")(req)
+		}}
+		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
 
-	const n = 50
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			resp, err := client.Get(srv.URL + "/page")
-			if assert.NoError(t, err) {
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
-	assert.Equal(t, int64(1), fetches.Load(), "one fetch of robots.txt for %d concurrent first requests", n)
-	assert.Equal(t, int64(n), pages.Load())
-	s, _ := tr.Stats("127.0.0.1")
-	assert.Equal(t, int64(n+1), s.TotalRequests, "the robots.txt fetch is a request of its domain")
+		const n = 50
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/page")) })
+		}
+		synctest.Wait() // every request is blocked: on the fetch, or waiting for it
+		assert.Equal(t, int64(1), s.fetches.Load(), "one fetch of robots.txt for %d concurrent first requests", n)
+		close(release)
+		wg.Wait()
+		assert.Equal(t, int64(1), s.fetches.Load())
+		assert.Len(t, s.sent(), n)
+		st, _ := tr.Stats("example.com")
+		assert.Equal(t, int64(n+1), st.TotalRequests, "the robots.txt fetch is a request of its domain")
+	})
 }
 
 func TestRobotsDisallowedRequestIsNeverSent(t *testing.T) {
@@ -135,6 +130,10 @@ func TestRobotsDisallowedRequestIsNeverSent(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.path)
 			assert.NotContains(t, seen, tt.path, "a disallowed request never reaches the server")
 			assert.Equal(t, int32(1), body.closes.Load(), "its body is closed once")
+			st, ok := tr.Stats("127.0.0.1")
+			require.True(t, ok)
+			assert.Equal(t, int64(1), st.DisallowedRequests)
+			assert.Equal(t, int64(1), st.TotalRequests, "only robots.txt was sent")
 		})
 	}
 }

@@ -185,9 +185,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if t.robots != nil {
 		if err := t.robots.check(ctx, req, d); err != nil {
-			d.release()
-			closeRequestBody(req)
-			return nil, err
+			if errors.Is(err, ErrDisallowed) {
+				d.stats.Disallowed()
+			}
+			return nil, refuse(req, d, false, err)
 		}
 		now = t.clock.now()
 	}
@@ -195,9 +196,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		now = t.clock.now()
 		if err != nil {
 			d.stats.Canceled()
-			d.release()
-			closeRequestBody(req)
-			return nil, err
+			return nil, refuse(req, d, false, err)
 		}
 	}
 	res, err := t.wait(ctx, d, now)
@@ -206,10 +205,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		d.stats.Canceled()
-		d.giveSlot()
-		d.release()
-		closeRequestBody(req)
-		return nil, err
+		return nil, refuse(req, d, true, err)
 	}
 	sentAt := now
 	if res.Wait > 0 {
@@ -315,6 +311,17 @@ func (t *Transport) wait(ctx context.Context, d *domain, now time.Time) (limiter
 		}
 		return res, &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: ctx.Err()}
 	}
+}
+
+// refuse ends a request that will not be sent: it gives back its slot
+// (if it holds one) and its claim on d, closes its body, and returns err.
+func refuse(req *http.Request, d *domain, holdsSlot bool, err error) error {
+	if holdsSlot {
+		d.giveSlot()
+	}
+	d.release()
+	closeRequestBody(req)
+	return err
 }
 
 func closeRequestBody(req *http.Request) {

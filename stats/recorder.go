@@ -13,6 +13,7 @@ type Recorder struct {
 	responses                            [6]atomic.Int64
 
 	delayed, canceled, failed atomic.Int64
+	disallowed                atomic.Int64
 	throttled, degraded       atomic.Int64
 	waitNanos, pausedNanos    atomic.Int64
 }
@@ -34,6 +35,9 @@ func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 
 // Canceled records a request whose wait failed.
 func (r *Recorder) Canceled() { r.canceled.Add(1) }
+
+// Disallowed records a request that robots.txt forbade.
+func (r *Recorder) Disallowed() { r.disallowed.Add(1) }
 
 // Failed records a sent request whose round trip returned an error.
 func (r *Recorder) Failed() { r.failed.Add(1) }
@@ -65,6 +69,7 @@ func (r *Recorder) Snapshot(domain string) Snapshot {
 		DelayedRequests:    r.delayed.Load(),
 		CanceledRequests:   r.canceled.Load(),
 		FailedRequests:     r.failed.Load(),
+		DisallowedRequests: r.disallowed.Load(),
 		TotalWaitTime:      time.Duration(r.waitNanos.Load()),
 		InFlight:           r.inFlight.Load(),
 		ThrottledResponses: r.throttled.Load(),

@@ -22,6 +22,8 @@ type Snapshot struct {
 	CanceledRequests int64
 	// FailedRequests counts sent requests whose round trip returned an error.
 	FailedRequests int64
+	// DisallowedRequests counts requests robots.txt forbade; none was sent.
+	DisallowedRequests int64
 	// TotalWaitTime is the time all sent requests spent waiting.
 	TotalWaitTime time.Duration
 	// AverageWaitTime is TotalWaitTime over DelayedRequests (seed 000's rule).
@@ -69,6 +71,7 @@ type snapshotJSON struct {
 	DelayedRequests    int64            `json:"delayed_requests"`
 	CanceledRequests   int64            `json:"canceled_requests"`
 	FailedRequests     int64            `json:"failed_requests"`
+	DisallowedRequests int64            `json:"disallowed_requests"`
 	TotalWaitTimeMS    float64          `json:"total_wait_time_ms"`
 	AverageWaitTimeMS  float64          `json:"average_wait_time_ms"`
 	LastRequestTime    time.Time        `json:"last_request_time,omitzero"`
@@ -99,6 +102,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		DelayedRequests:    s.DelayedRequests,
 		CanceledRequests:   s.CanceledRequests,
 		FailedRequests:     s.FailedRequests,
+		DisallowedRequests: s.DisallowedRequests,
 		TotalWaitTimeMS:    milliseconds(s.TotalWaitTime),
 		AverageWaitTimeMS:  milliseconds(s.AverageWaitTime),
 		LastRequestTime:    s.LastRequestTime,

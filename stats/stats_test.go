@@ -61,6 +61,7 @@ func TestRecorderCounts(t *testing.T) {
 	r.Paused(time.Second)
 	r.InFlight(3)
 	r.InFlight(-1)
+	r.Disallowed()
 
 	s := r.Snapshot("a.com")
 	assert.Equal(t, stats.Snapshot{
@@ -69,6 +70,7 @@ func TestRecorderCounts(t *testing.T) {
 		DelayedRequests:    2,
 		CanceledRequests:   2,
 		FailedRequests:     1,
+		DisallowedRequests: 1,
 		TotalWaitTime:      405 * time.Millisecond,
 		AverageWaitTime:    405 * time.Millisecond / 2,
 		LastRequestTime:    s.LastRequestTime,
@@ -133,6 +135,7 @@ func TestSnapshotJSON(t *testing.T) {
 		DelayedRequests:    30,
 		CanceledRequests:   2,
 		FailedRequests:     1,
+		DisallowedRequests: 3,
 		TotalWaitTime:      3 * time.Second,
 		AverageWaitTime:    100 * time.Millisecond,
 		LastRequestTime:    last,
@@ -161,6 +164,7 @@ func TestSnapshotJSON(t *testing.T) {
 		"delay_rate": 0.3,
 		"canceled_requests": 2,
 		"failed_requests": 1,
+		"disallowed_requests": 3,
 		"in_flight": 4,
 		"responses": {"2xx": 97, "4xx": 2, "5xx": 1},
 		"throttled_responses": 1,
@@ -184,7 +188,7 @@ func TestSnapshotJSONOmitsZero(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &fields))
 	assert.Equal(t, []string{
 		"average_wait_time_ms", "canceled_requests", "degraded_requests", "delay_rate", "delayed_requests",
-		"domain", "failed_requests", "in_flight", "paused_time_ms", "throttled_responses", "total_requests",
+		"disallowed_requests", "domain", "failed_requests", "in_flight", "paused_time_ms", "throttled_responses", "total_requests",
 		"total_wait_time_ms",
 	}, slices.Sorted(maps.Keys(fields)))
 	assert.NotContains(t, string(data), "0001-01-01")
