@@ -54,8 +54,9 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 		{"Retry-After seconds on 429", 429, func() http.Header { return http.Header{"Retry-After": {"1"}} }, polite.PauseRetryAfter, time.Second},
 		{"Retry-After seconds on 503", 503, func() http.Header { return http.Header{"Retry-After": {"1"}} }, polite.PauseRetryAfter, time.Second},
 		{"Retry-After date", 429, func() http.Header {
-			// One-second resolution: now+2s means a pause of more than 1s.
-			return http.Header{"Retry-After": {time.Now().Add(2 * time.Second).UTC().Format(http.TimeFormat)}}
+			// One-second resolution: now+3s means a pause of more than 2s
+			// from now, over 1s however late polite reads the response.
+			return http.Header{"Retry-After": {time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)}}
 		}, polite.PauseRetryAfter, time.Second},
 		{"RateLimit-Remaining and RateLimit-Reset", 200, func() http.Header {
 			return http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"1"}}
@@ -70,7 +71,7 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 			return http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}}
 		}, polite.PauseRateLimit, time.Second},
 		{"X-RateLimit-Reset epoch", 403, func() http.Header {
-			reset := time.Now().Add(2 * time.Second).Unix()
+			reset := time.Now().Add(3 * time.Second).Unix() // as the date above
 			return http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}
 		}, polite.PauseRateLimit, time.Second},
 		{"429 without a hint backs off", 429, func() http.Header { return http.Header{} }, polite.PauseBackoff, time.Second},
@@ -113,35 +114,51 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 }
 
 // TestRetryAfterUnderRetryablehttp shows retryablehttp and polite working
-// together: the retry after a 429 with Retry-After: 1 is paced by the
-// pause, once, not by the pause and a backoff sleep in turn.
+// together: the retry after a 429 goes when polite's pause ends. A server
+// asking for an hour is capped by WithMaxPause; with polite.Backoff the
+// retry goes when the capped pause ends, where retryablehttp's
+// DefaultBackoff alone sleeps the whole Retry-After.
 func TestRetryAfterUnderRetryablehttp(t *testing.T) {
-	var seen arrivals
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if seen.add() == 1 {
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	}))
-	defer srv.Close()
-	tr := newTransport(t, srv.Client().Transport, polite.WithDefault(fastLimit))
-	client := retryablehttp.NewClient()
-	client.Logger = nil
-	client.HTTPClient.Transport = tr
-	client.RetryWaitMin = time.Second // what retryablehttp would sleep on its own, on top of the pause
-	client.CheckRetry = polite.RetryPolicy(retryablehttp.DefaultRetryPolicy)
-	client.Backoff = polite.Backoff(retryablehttp.DefaultBackoff)
+	tests := []struct {
+		name       string
+		retryAfter string
+		backoff    retryablehttp.Backoff
+		want       time.Duration // between the two attempts
+	}{
+		{"Retry-After within the cap", "1", polite.Backoff(retryablehttp.DefaultBackoff), time.Second},
+		{"Retry-After over the cap", "3600", polite.Backoff(retryablehttp.DefaultBackoff), time.Minute},
+		{"DefaultBackoff alone sleeps past the cap", "3600", retryablehttp.DefaultBackoff, time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sent []time.Time // the base runs in the client's goroutine
+				base := baseFunc(func(req *http.Request) (*http.Response, error) {
+					sent = append(sent, time.Now())
+					if len(sent) == 1 {
+						resp := answer(req, http.StatusTooManyRequests)
+						resp.Header.Set("Retry-After", tt.retryAfter)
+						return resp, nil
+					}
+					return answer(req, http.StatusOK), nil
+				})
+				tr := newTransport(t, base, polite.WithDefault(fastLimit), polite.WithMaxPause(time.Minute))
+				client := retryablehttp.NewClient()
+				client.Logger = nil
+				client.HTTPClient.Transport = tr
+				client.CheckRetry = polite.RetryPolicy(retryablehttp.DefaultRetryPolicy)
+				client.Backoff = tt.backoff
 
-	resp, err := client.Get(srv.URL)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Len(t, seen.times, 2)
-	gap := seen.gap(0, 1)
-	assert.GreaterOrEqual(t, gap, 950*time.Millisecond, "the retry waited for the server's Retry-After")
-	assert.Less(t, gap, 1900*time.Millisecond, "the retry did not wait twice")
+				resp, err := client.Get("http://example.com/")
+
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, http.StatusOK, resp.StatusCode)
+				require.Len(t, sent, 2)
+				assert.Equal(t, tt.want, sent[1].Sub(sent[0]))
+			})
+		})
+	}
 }
 
 func TestRetryAfterPausesOnlyItsDomain(t *testing.T) {

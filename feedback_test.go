@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"cmp"
 	"testing"
 	"time"
 
@@ -22,73 +23,74 @@ func TestFeedbackPauseStateMachine(t *testing.T) {
 	s := time.Second
 	tests := []struct {
 		name      string
+		maxPause  time.Duration // 0: 10 minutes
 		events    []event
 		wantStep  time.Duration
 		wantUntil time.Duration // offset from t0 of the latest pause's end; 0: none
 	}{
-		{"Retry-After on 429", []event{
+		{"Retry-After on 429", 0, []event{
 			{status: 429, retryAfter: 30 * s, received: s, want: verdict{30 * s, PauseRetryAfter, 30 * s}},
 		}, 0, 31 * s},
-		{"Retry-After on 503", []event{
+		{"Retry-After on 503", 0, []event{
 			{status: 503, retryAfter: 5 * s, received: s, want: verdict{5 * s, PauseRetryAfter, 5 * s}},
 		}, 0, 6 * s},
-		{"Retry-After capped", []event{
+		{"Retry-After capped", 0, []event{
 			{status: 429, retryAfter: 48 * time.Hour, want: verdict{maxPause, PauseRetryAfter, maxPause}},
 		}, 0, maxPause},
-		{"Retry-After ignored on 200", []event{
+		{"Retry-After ignored on 200", 0, []event{
 			{status: 200, retryAfter: 30 * s},
 		}, 0, 0},
-		{"RateLimit exhausted on 200", []event{
+		{"RateLimit exhausted on 200", 0, []event{
 			{status: 200, rlWait: 20 * s, want: verdict{20 * s, PauseRateLimit, 20 * s}},
 		}, 0, 20 * s},
-		{"Retry-After wins over RateLimit", []event{
+		{"Retry-After wins over RateLimit", 0, []event{
 			{status: 429, retryAfter: 3 * s, rlWait: 60 * s, want: verdict{3 * s, PauseRetryAfter, 3 * s}},
 		}, 0, 3 * s},
-		{"RateLimit wins over backoff", []event{
+		{"RateLimit wins over backoff", 0, []event{
 			{status: 429, rlWait: 7 * s, want: verdict{7 * s, PauseRateLimit, 7 * s}},
 		}, 0, 7 * s},
-		{"backoff doubles", []event{
+		{"backoff doubles", 0, []event{
 			{status: 429, received: 0, want: verdict{s, PauseBackoff, s}},
 			{status: 503, sent: 2 * s, received: 2 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
 			{status: 429, sent: 5 * s, received: 5 * s, want: verdict{4 * s, PauseBackoff, 4 * s}},
 		}, 4 * s, 9 * s},
-		{"in-flight 429s count once", []event{
+		{"in-flight 429s count once", 0, []event{
 			{status: 429, sent: 0, received: s, want: verdict{s, PauseBackoff, s}},
 			{status: 429, sent: 0, received: s + 100*time.Millisecond},
 			{status: 429, sent: 500 * time.Millisecond, received: 1500 * time.Millisecond},
 			{status: 429, sent: 2 * s, received: 2 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
 		}, 2 * s, 4 * s},
-		{"a success resets the backoff", []event{
+		{"a success resets the backoff", 0, []event{
 			{status: 429, want: verdict{s, PauseBackoff, s}},
 			{status: 429, sent: s, received: s, want: verdict{2 * s, PauseBackoff, 2 * s}},
 			{status: 200, sent: 3 * s, received: 3 * s},
 			{status: 429, sent: 4 * s, received: 4 * s, want: verdict{s, PauseBackoff, s}},
 		}, s, 5 * s},
-		{"a redirect is a success", []event{
+		{"a redirect is a success", 0, []event{
 			{status: 429, want: verdict{s, PauseBackoff, s}},
 			{status: 301, sent: s, received: s},
 		}, 0, s},
-		{"an in-flight success does not reset", []event{
+		{"an in-flight success does not reset", 0, []event{
 			{status: 429, sent: 0, received: s, want: verdict{s, PauseBackoff, s}},
 			{status: 200, sent: 0, received: s},
 			{status: 429, sent: 3 * s, received: 3 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
 		}, 2 * s, 5 * s},
-		{"a 404 neither backs off nor resets", []event{
+		{"a 404 neither backs off nor resets", 0, []event{
 			{status: 429, want: verdict{s, PauseBackoff, s}},
 			{status: 404, sent: 2 * s, received: 2 * s},
 		}, s, s},
-		{"backoff capped", []event{
+		{"backoff capped", 5 * s, []event{
 			{status: 429, want: verdict{s, PauseBackoff, s}},
 			{status: 429, sent: 1 * s, received: 1 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
 			{status: 429, sent: 3 * s, received: 3 * s, want: verdict{4 * s, PauseBackoff, 4 * s}},
 			{status: 429, sent: 7 * s, received: 7 * s, want: verdict{5 * s, PauseBackoff, 5 * s}},
 			{status: 429, sent: 12 * s, received: 12 * s, want: verdict{5 * s, PauseBackoff, 5 * s}},
 		}, 5 * s, 17 * s},
-		{"a shorter pause inside a longer one adds nothing", []event{
+		{"a shorter pause inside a longer one adds nothing", 0, []event{
 			{status: 429, retryAfter: 60 * s, want: verdict{60 * s, PauseRetryAfter, 60 * s}},
 			{status: 200, rlWait: 10 * s, sent: s, received: s, want: verdict{10 * s, PauseRateLimit, 0}},
 		}, 0, 60 * s},
-		{"an overlapping pause adds its extension", []event{
+		{"an overlapping pause adds its extension", 0, []event{
 			{status: 429, retryAfter: 10 * s, want: verdict{10 * s, PauseRetryAfter, 10 * s}},
 			{status: 200, rlWait: 10 * s, sent: 4 * s, received: 4 * s, want: verdict{10 * s, PauseRateLimit, 4 * s}},
 		}, 0, 14 * s},
@@ -96,10 +98,7 @@ func TestFeedbackPauseStateMachine(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			max := maxPause
-			if tt.name == "backoff capped" {
-				max = 5 * s
-			}
+			max := cmp.Or(tt.maxPause, maxPause)
 			var p pauseState
 			for i, e := range tt.events {
 				got := p.observe(signal{e.status, e.retryAfter, e.rlWait}, t0.Add(e.sent), t0.Add(e.received), max)

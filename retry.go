@@ -52,10 +52,7 @@ func Refused(err error) bool {
 // retry's timing to the Transport. See RetryPolicy.
 func Backoff(next func(min, max time.Duration, attempt int, resp *http.Response) time.Duration) func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
-			return 0
-		}
-		if next == nil {
+		if (resp != nil && isThrottled(resp.StatusCode)) || next == nil {
 			return 0
 		}
 		return next(min, max, attempt, resp)

@@ -4,8 +4,10 @@ package metrics
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,11 +25,12 @@ type Option func(*collector)
 // WithMaxDomains gives at most n domains series of their own. Free places
 // go to the busiest domains (by requests sent) at the scrape that finds
 // them free, and a domain keeps its place for as long as the Transport
-// tracks it, so that its series do not come and go. Every other domain is summed into the series with
-// domain="other", whose counters keep growing (the counts of a domain that
-// leaves "other" stay in it), whose in-flight gauge is their sum, and whose
-// paused gauge is how many of them are paused. n <= 0 means no cap: every
-// domain the Transport tracks has its own series.
+// tracks it, so that its series do not come and go. Every other domain is
+// summed into the series with domain="other", whose counters keep growing
+// (the counts of a domain that leaves "other" stay in it), whose in-flight
+// gauge is their sum, and whose paused gauge is how many of them are
+// paused. n <= 0 means no cap: every domain the Transport tracks has its
+// own series.
 func WithMaxDomains(n int) Option {
 	return func(c *collector) { c.maxDomains = n }
 }
@@ -38,13 +41,16 @@ func WithMaxDomains(n int) Option {
 //
 //	prometheus.MustRegister(metrics.NewCollector(t))
 //
-// Every metric has a "domain" label; responses also have a "class" label
-// ("2xx" ... "5xx", "other"). The series are:
+// Every metric but polite_domains has a "domain" label; responses also
+// have a "class" label ("2xx" ... "5xx", "other"). A domain key that is
+// not valid UTF-8 (a custom polite.KeyFunc may make one) is labelled as
+// strconv.QuoteToASCII quotes it. The series are:
 //
 //	polite_requests_total                   counter  requests sent (stats TotalRequests)
 //	polite_requests_delayed_total           counter  requests that waited more than 10ms
 //	polite_requests_canceled_total          counter  requests whose wait failed, not sent
 //	polite_requests_failed_total            counter  sent requests whose round trip failed
+//	polite_requests_disallowed_total        counter  requests robots.txt forbade, not sent
 //	polite_wait_seconds_total               counter  time spent waiting for a turn
 //	polite_responses_total{class}           counter  responses by status class
 //	polite_throttled_responses_total        counter  429 and 503 responses
@@ -56,7 +62,7 @@ func WithMaxDomains(n int) Option {
 //
 // Cardinality: a domain has series only while the Transport tracks it, so
 // there are at most the Transport's WithMaxDomains (polite.DefaultMaxDomains
-// by default) times 16 series, however many domains a crawl meets. A domain
+// by default) times 17 series, however many domains a crawl meets. A domain
 // the Transport forgets loses its series, and its counters restart from 0
 // if it comes back, as a restarted process's would. For a crawl over many
 // domains, cap the series with WithMaxDomains.
@@ -85,6 +91,7 @@ type collector struct {
 // counts are the counters of one domain, or of several summed.
 type counts struct {
 	total, delayed, canceled, failed int64
+	disallowed                       int64
 	throttled, degraded              int64
 	wait, paused                     time.Duration
 	responses                        [6]int64
@@ -92,7 +99,8 @@ type counts struct {
 
 func countsOf(s stats.Snapshot) counts {
 	return counts{
-		total: s.TotalRequests, delayed: s.DelayedRequests, canceled: s.CanceledRequests, failed: s.FailedRequests,
+		total: s.TotalRequests, delayed: s.DelayedRequests, canceled: s.CanceledRequests,
+		failed: s.FailedRequests, disallowed: s.DisallowedRequests,
 		throttled: s.ThrottledResponses, degraded: s.DegradedRequests,
 		wait: s.TotalWaitTime, paused: s.PausedTime, responses: s.Responses,
 	}
@@ -103,6 +111,7 @@ func (a *counts) add(b counts) {
 	a.delayed += b.delayed
 	a.canceled += b.canceled
 	a.failed += b.failed
+	a.disallowed += b.disallowed
 	a.throttled += b.throttled
 	a.degraded += b.degraded
 	a.wait += b.wait
@@ -125,6 +134,7 @@ var (
 	delayedDesc   = prometheus.NewDesc("polite_requests_delayed_total", "Requests that waited more than 10ms for their turn.", domainLabel, nil)
 	canceledDesc  = prometheus.NewDesc("polite_requests_canceled_total", "Requests whose wait failed (cancelled, deadline, too long); never sent.", domainLabel, nil)
 	failedDesc    = prometheus.NewDesc("polite_requests_failed_total", "Sent requests whose round trip returned an error.", domainLabel, nil)
+	disallowDesc  = prometheus.NewDesc("polite_requests_disallowed_total", "Requests robots.txt forbade; never sent.", domainLabel, nil)
 	waitDesc      = prometheus.NewDesc("polite_wait_seconds_total", "Time requests spent waiting for their turn.", domainLabel, nil)
 	responsesDesc = prometheus.NewDesc("polite_responses_total", "Responses by status class.", []string{"domain", "class"}, nil)
 	throttledDesc = prometheus.NewDesc("polite_throttled_responses_total", "429 and 503 responses.", domainLabel, nil)
@@ -137,7 +147,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{requestsDesc, delayedDesc, canceledDesc, failedDesc, waitDesc,
+	for _, d := range []*prometheus.Desc{requestsDesc, delayedDesc, canceledDesc, failedDesc, disallowDesc, waitDesc,
 		responsesDesc, throttledDesc, degradedDesc, pausedSecDesc, inFlightDesc, pausedDesc, domainsDesc} {
 		ch <- d
 	}
@@ -149,8 +159,18 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	ch <- prometheus.MustNewConstMetric(domainsDesc, prometheus.GaugeValue, float64(len(all)))
 	for domain, s := range c.group(all, now) {
-		emit(ch, domain, s)
+		emit(ch, label(domain), s)
 	}
+}
+
+// label is the domain label of domain. Prometheus takes only UTF-8 label
+// values, and a custom polite.KeyFunc may return any bytes: such a key is
+// quoted, with its invalid bytes escaped, which keeps distinct keys apart.
+func label(domain string) string {
+	if utf8.ValidString(domain) {
+		return domain
+	}
+	return strconv.QuoteToASCII(domain)
 }
 
 // group turns the Transport's stats into the series to report, by domain label.
@@ -239,6 +259,7 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 	counter(delayedDesc, float64(s.delayed))
 	counter(canceledDesc, float64(s.canceled))
 	counter(failedDesc, float64(s.failed))
+	counter(disallowDesc, float64(s.disallowed))
 	counter(waitDesc, s.wait.Seconds())
 	for class, n := range s.responses {
 		counter(responsesDesc, float64(n), stats.StatusClass(class))

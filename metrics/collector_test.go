@@ -103,6 +103,7 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 		"polite_requests_delayed_total":    float64(s.DelayedRequests),
 		"polite_requests_canceled_total":   float64(s.CanceledRequests),
 		"polite_requests_failed_total":     float64(s.FailedRequests),
+		"polite_requests_disallowed_total": float64(s.DisallowedRequests),
 		"polite_wait_seconds_total":        s.TotalWaitTime.Seconds(),
 		"polite_throttled_responses_total": float64(s.ThrottledResponses),
 		"polite_degraded_requests_total":   float64(s.DegradedRequests),
@@ -181,7 +182,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
-	assert.Equal(t, 1+2*16, testutil.CollectAndCount(c))
+	assert.Equal(t, 1+2*17, testutil.CollectAndCount(c))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "polite_requests_total"))
 }
 
@@ -191,6 +192,57 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(metrics.NewCollector(tr))
 	require.NoError(t, err)
 	assert.Empty(t, problems)
+}
+
+// TestCollectorCountsDisallowed: a request robots.txt forbids counts in
+// polite_requests_disallowed_total, and only there.
+func TestCollectorCountsDisallowed(t *testing.T) {
+	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		body := "ok"
+		if req.URL.Path == "/robots.txt" {
+			body = "User-agent: *\nDisallow: /private\n"
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(body)), Request: req, Header: http.Header{}}, nil
+	})
+	tr, err := polite.NewTransport(base, polite.WithDefault(fast), polite.WithRobots("testbot"))
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodGet, "http://a.test/private", nil)
+	require.NoError(t, err)
+	_, err = tr.RoundTrip(req)
+	require.ErrorIs(t, err, polite.ErrDisallowed)
+
+	families := gather(t, metrics.NewCollector(tr))
+	for name, want := range map[string]float64{
+		"polite_requests_disallowed_total": 1,
+		"polite_requests_total":            1, // robots.txt itself
+		"polite_requests_canceled_total":   0,
+		"polite_requests_failed_total":     0,
+	} {
+		got, ok := value(families, name, map[string]string{"domain": "a.test"})
+		require.True(t, ok, name)
+		assert.Equal(t, want, got, name)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestCollectorInvalidUTF8Domain: a custom key function may return bytes
+// that Prometheus refuses as a label value; the scrape still succeeds, and
+// distinct keys keep distinct series.
+func TestCollectorInvalidUTF8Domain(t *testing.T) {
+	keys := map[string]string{"a.test": "bad\xff", "b.test": "bad\xfe", "c.test": "good"}
+	tr, _ := newTransport(t, polite.WithKeyFunc(func(req *http.Request) (string, error) { return keys[req.URL.Host], nil }))
+	for host := range keys {
+		get(t, tr, "http://"+host+"/", false)
+	}
+	families := gather(t, metrics.NewCollector(tr))
+	for _, domain := range []string{`"bad\xff"`, `"bad\xfe"`, "good"} {
+		got, ok := value(families, "polite_requests_total", map[string]string{"domain": domain})
+		require.True(t, ok, domain)
+		assert.Equal(t, 1.0, got, domain)
+	}
 }
 
 func TestWithMaxDomains(t *testing.T) {

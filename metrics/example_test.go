@@ -1,9 +1,12 @@
 package metrics_test
 
 import (
+	"bufio"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -18,28 +21,31 @@ func ExampleNewCollector() {
 
 	t, err := polite.NewTransport(nil)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.NewCollector(t, metrics.WithMaxDomains(100)))
-	// Serve the metrics for Prometheus to scrape, e.g. on :9090.
-	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	// Serve the metrics for Prometheus to scrape; here on a test server,
+	// in a program with http.Handle("/metrics", ...) on a port of its own.
+	scrape := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer scrape.Close()
 
 	client := &http.Client{Transport: t}
 	resp, err := client.Get(site.URL)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
 	resp.Body.Close()
 
-	families, err := reg.Gather()
+	resp, err = http.Get(scrape.URL)
 	if err != nil {
-		panic(err)
+		log.Fatal(err)
 	}
-	for _, f := range families {
-		if f.GetName() == "polite_requests_total" {
-			m := f.GetMetric()[0]
-			fmt.Printf("%s{domain=%q} %v\n", f.GetName(), m.GetLabel()[0].GetValue(), m.GetCounter().GetValue())
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	for lines.Scan() {
+		if strings.HasPrefix(lines.Text(), "polite_requests_total{") {
+			fmt.Println(lines.Text())
 		}
 	}
 	// Output: polite_requests_total{domain="127.0.0.1"} 1

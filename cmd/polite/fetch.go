@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,11 +11,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/limiter/redislimiter"
 )
 
 const fetchSynopsis = `polite fetch [flags] [URL...]
@@ -117,16 +113,11 @@ func runFetch(ctx context.Context, args []string, e env) int {
 	if err == nil {
 		err = f.check(fs)
 	}
+	if err == nil {
+		urls, err = urlsOrStdin(urls, e.stdin)
+	}
 	if err != nil {
 		return usageError(e, fs, err)
-	}
-	if len(urls) == 0 {
-		if urls, err = readLines(e.stdin); err != nil {
-			return fatal(e, "polite fetch", err)
-		}
-	}
-	if len(urls) == 0 {
-		return usageError(e, fs, errors.New("no URLs: give them as arguments or on stdin, one per line"))
 	}
 
 	t, closeTransport, err := f.newTransport(e.stderr)
@@ -223,32 +214,6 @@ func (f *fetchFlags) userAgent() string {
 		return f.robots + " (polite-fetch; +https://github.com/polite-go/polite)"
 	}
 	return defaultUserAgent
-}
-
-// sharedLimiter returns a Redis limiter for the Redis at rawURL; closing
-// it closes its client too.
-func sharedLimiter(rawURL string, logger *slog.Logger) (*redisLimiter, error) {
-	opt, err := redis.ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	client := redis.NewClient(opt)
-	lim, err := redislimiter.New(client, redislimiter.WithLogger(logger))
-	if err != nil {
-		client.Close()
-		return nil, err
-	}
-	return &redisLimiter{Limiter: lim, client: client}, nil
-}
-
-// redisLimiter is a redislimiter.Limiter with the client it owns.
-type redisLimiter struct {
-	*redislimiter.Limiter
-	client *redis.Client
-}
-
-func (l *redisLimiter) Close() error {
-	return errors.Join(l.Limiter.Close(), l.client.Close())
 }
 
 // report writes the per-domain stats to stdout: a table, or JSON.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -21,16 +20,11 @@ func runKey(args []string, e env) int {
 	fs := newFlagSet("polite key", keySynopsis)
 	host := fs.Bool("host", false, "print the host key (polite.HostKey) instead of the domain key")
 	urls, err := parseArgs(fs, args)
+	if err == nil {
+		urls, err = urlsOrStdin(urls, e.stdin)
+	}
 	if err != nil {
 		return usageError(e, fs, err)
-	}
-	if len(urls) == 0 {
-		if urls, err = readLines(e.stdin); err != nil {
-			return fatal(e, "polite key", err)
-		}
-	}
-	if len(urls) == 0 {
-		return usageError(e, fs, errors.New("no URLs: give them as arguments or on stdin, one per line"))
 	}
 	keyFunc := polite.DomainKey
 	if *host {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,13 +41,16 @@ func isTerminal(w io.Writer) bool {
 type logDisplay struct {
 	w        io.Writer
 	total, n int
+	width    int // of total, in digits
 }
 
-func (d *logDisplay) start(total int, _ func() []domainWait) { d.total = total }
+func (d *logDisplay) start(total int, _ func() []domainWait) {
+	d.total, d.width = total, len(strconv.Itoa(total))
+}
 
 func (d *logDisplay) done(r result) {
 	d.n++
-	fmt.Fprintf(d.w, "[%*d/%d] %s\n", len(fmt.Sprint(d.total)), d.n, d.total, describe(r))
+	fmt.Fprintf(d.w, "[%*d/%d] %s\n", d.width, d.n, d.total, describe(r))
 }
 
 func (d *logDisplay) finish() {}

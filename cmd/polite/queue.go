@@ -55,8 +55,8 @@ func (q *queue) next() (target, bool) {
 		bestWait time.Duration
 	)
 	for e, i := q.ring.Front(), 0; e != nil && i < scanKeys; e, i = e.Next(), i+1 {
-		d := q.domains[e.Value.(string)]
-		w := q.wait(e.Value.(string))
+		key := e.Value.(string)
+		d, w := q.domains[key], q.wait(key)
 		if best == nil || w < bestWait-sameWait || (w < bestWait+sameWait && d.busy < best.busy) {
 			best, bestWait = d, w
 		}

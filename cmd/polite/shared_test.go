@@ -24,6 +24,11 @@ func TestFetchRobots(t *testing.T) {
 	assert.Contains(t, o.stderr, "FAIL "+s.URL+"/private/page")
 	assert.Contains(t, o.stderr, "disallowed by robots.txt")
 	assert.ElementsMatch(t, []string{"/robots.txt", "/public"}, s.requests(), "the disallowed page is never sent")
+	table := lines(o.stdout)
+	require.Len(t, table, 2, "stdout: %s", o.stdout)
+	row := strings.Fields(table[1])
+	assert.Equal(t, []string{"127.0.0.1", "2"}, row[:2], "robots.txt and /public were sent")
+	assert.Equal(t, "1", row[6], "the disallowed page is an error in the table")
 	for _, agent := range s.userAgents() {
 		assert.True(t, strings.HasPrefix(agent, "testbot "), "User-Agent %q names the agent", agent)
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/polite-go/polite/stats"
 )
 
-// writeTable writes one row of stats per domain, in domain order.
+// writeTable writes one row of stats per domain, in domain order. ERRORS
+// counts the requests that got no response: failed, cancelled or
+// disallowed by robots.txt.
 func writeTable(w io.Writer, all map[string]stats.Snapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tREQUESTS\tDELAYED\tAVG WAIT\tTHROTTLED\tPAUSED\tERRORS\tRESPONSES")
@@ -20,7 +22,7 @@ func writeTable(w io.Writer, all map[string]stats.Snapshot) error {
 		s := all[domain]
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t%d\t%s\n",
 			domain, s.TotalRequests, s.DelayedRequests, seconds(s.AverageWaitTime),
-			s.ThrottledResponses, seconds(s.PausedTime), s.FailedRequests+s.CanceledRequests, classes(s))
+			s.ThrottledResponses, seconds(s.PausedTime), s.FailedRequests+s.CanceledRequests+s.DisallowedRequests, classes(s))
 	}
 	return tw.Flush()
 }

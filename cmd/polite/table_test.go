@@ -19,13 +19,15 @@ func TestWriteTable(t *testing.T) {
 			ThrottledResponses: 2, PausedTime: 2 * time.Second, FailedRequests: 1, CanceledRequests: 2,
 			Responses: [6]int64{2: 10, 4: 2}},
 		"a.test": {Domain: "a.test", TotalRequests: 1},
+		"c.test": {Domain: "c.test", TotalRequests: 1, DisallowedRequests: 2, Responses: [6]int64{2: 1}},
 	}
 	var b strings.Builder
 	require.NoError(t, writeTable(&b, all))
 	rows := lines(b.String())
-	require.Len(t, rows, 3)
+	require.Len(t, rows, 4)
 	assert.Equal(t, []string{"a.test", "1", "0", "0.00s", "0", "0.00s", "0", "-"}, strings.Fields(rows[1]))
 	assert.Equal(t, []string{"b.test", "12", "11", "1.36s", "2", "2.00s", "3", "2xx:10", "4xx:2"}, strings.Fields(rows[2]))
+	assert.Equal(t, []string{"c.test", "1", "0", "0.00s", "0", "0.00s", "2", "2xx:1"}, strings.Fields(rows[3]), "robots.txt refusals are errors")
 	assert.Equal(t, strings.Index(rows[0], "REQUESTS"), strings.Index(rows[2], "12"), "columns line up")
 }
 

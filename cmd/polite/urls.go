@@ -42,6 +42,19 @@ func readLines(r io.Reader) ([]string, error) {
 	return out, nil
 }
 
+// urlsOrStdin returns args, or, when there are none, the lines of stdin
+// (see readLines); an error if that leaves no URL.
+func urlsOrStdin(args []string, stdin io.Reader) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	urls, err := readLines(stdin)
+	if err == nil && len(urls) == 0 {
+		err = errors.New("no URLs: give them as arguments or on stdin, one per line")
+	}
+	return urls, err
+}
+
 // parseTarget parses raw as an http or https URL and keys it with key.
 func parseTarget(raw string, key polite.KeyFunc) target {
 	t := target{raw: raw}

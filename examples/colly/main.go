@@ -51,7 +51,10 @@ func main() {
 	c.OnError(func(r *colly.Response, err error) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", r.Request.URL, err)
 	})
-	c.Visit(start.String())
+	if err := c.Visit(start.String()); err != nil {
+		fmt.Fprintf(os.Stderr, "colly-polite: %v\n", err)
+		os.Exit(1)
+	}
 	c.Wait()
 
 	enc := json.NewEncoder(os.Stdout)
