@@ -65,8 +65,7 @@ func (d *domain) release() { d.pending.Add(-1) }
 // least recently used ones that have no request pending.
 type domainTable struct {
 	m          domainMap
-	hosts      domainMap // URL host -> domain, for host-only key functions
-	hostCount  atomic.Int64
+	hosts      hostCache // URL host -> domain, for host-only key functions
 	count      atomic.Int64
 	maxDomains int
 	sweeping   sync.Mutex
@@ -115,7 +114,7 @@ func (d *domain) tryAcquire(now time.Time) bool {
 // instead of computing the key and looking it up. The cache is emptied
 // whenever it holds twice as many hosts as the table may hold domains.
 func (tab *domainTable) acquireHost(host string, keyOf func() (string, error), now time.Time) (*domain, error) {
-	if d, ok := tab.hosts.Load(host); ok && d.tryAcquire(now) {
+	if d, ok := tab.hosts.load(host); ok && d.tryAcquire(now) {
 		return d, nil
 	}
 	key, err := keyOf()
@@ -123,11 +122,7 @@ func (tab *domainTable) acquireHost(host string, keyOf func() (string, error), n
 		return nil, err
 	}
 	d := tab.acquire(key, now)
-	if tab.hostCount.Add(1) > 2*int64(tab.maxDomains) {
-		tab.hosts.Clear()
-		tab.hostCount.Store(1)
-	}
-	tab.hosts.Store(host, d)
+	tab.hosts.store(host, d)
 	return d, nil
 }
 
@@ -172,8 +167,7 @@ func (tab *domainTable) sweep() {
 	}
 	// The hosts cache may point at the domains just forgotten: empty it,
 	// or it would keep up to twice maxDomains of them alive.
-	tab.hosts.Clear()
-	tab.hostCount.Store(0)
+	tab.hosts.clear()
 }
 
 // isLoopback reports whether key names a loopback host.

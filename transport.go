@@ -107,6 +107,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	}
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
+	t.domains.hosts.limit = 2 * o.maxDomains
 	t.domains.newDomain = t.newDomain
 	t.logLimits()
 	return t, nil

@@ -75,7 +75,7 @@ type Request struct {
 // to it; a Limiter that has no use for it ignores it. The zero Handle is
 // ready to use; a Handle is safe for concurrent use.
 type Handle struct {
-	state atomic.Pointer[keyState]
+	state atomic.Pointer[lockedState]
 }
 
 // Reservation is a claimed start, or the refusal of one.

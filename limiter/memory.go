@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/cpu"
@@ -27,15 +28,26 @@ const shardCount = 32
 type Memory struct {
 	epoch  time.Time
 	seed   maphash.Seed
+	gens   atomic.Uint32 // the latest generation given to a key's state
 	shards [shardCount]shard
 }
 
+// A shard's lock guards its map; each key's state has a lock of its own,
+// so that a request for a key, through a Handle, touches no memory that
+// requests for other keys write.
 type shard struct {
 	mu      sync.Mutex
-	keys    map[string]*keyState
+	keys    map[string]*lockedState
 	sweepAt int
-	lastID  uint64 // the latest reservation's ID: IDs grow per shard
 	_       cpu.CacheLinePad
+}
+
+// lockedState is a key's state with its lock, and where it lives.
+type lockedState struct {
+	mu sync.Mutex
+	keyState
+	owner   *Memory
+	dropped bool // swept from its shard: look the key up again
 }
 
 const minSweep = 64
@@ -44,7 +56,7 @@ const minSweep = 64
 func NewMemory() *Memory {
 	m := &Memory{epoch: time.Now(), seed: maphash.MakeSeed()}
 	for i := range m.shards {
-		m.shards[i].keys = make(map[string]*keyState)
+		m.shards[i].keys = make(map[string]*lockedState)
 		m.shards[i].sweepAt = minSweep
 	}
 	return m
@@ -72,17 +84,17 @@ func (m *Memory) reserve(r *Request, now time.Time) Reservation {
 		jitter = rand.N(r.Rule.Jitter)
 	}
 	n := m.nanos(now)
-	sh, s := m.lockState(r.Key, r.Handle, n)
-	defer sh.mu.Unlock()
+	s := m.lockState(r.Key, r.Handle, n)
+	defer s.mu.Unlock()
 	s.fitWindows(r.Rule)
 	t, reason := s.earliest(n, r.Rule, jitter)
 	wait := time.Duration(t - n)
 	if r.MaxWait > 0 && wait > r.MaxWait {
 		return Reservation{Wait: wait, Reason: reason}
 	}
-	sh.lastID++
-	s.commit(t, r.Rule, sh.lastID)
-	return Reservation{OK: true, Wait: wait, Reason: reason, ID: sh.lastID, Start: t}
+	id := s.nextID()
+	s.commit(t, r.Rule, id)
+	return Reservation{OK: true, Wait: wait, Reason: reason, ID: id, Start: t}
 }
 
 // Cancel implements Limiter.
@@ -90,11 +102,9 @@ func (m *Memory) Cancel(_ context.Context, r Request, res Reservation) error {
 	if !res.OK {
 		return nil
 	}
-	sh := m.shard(r.Key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if s, ok := sh.keys[r.Key]; ok {
+	if s := m.lockExisting(r.Key); s != nil {
 		s.cancel(res.ID, res.Start, r.Rule)
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -108,10 +118,9 @@ func (m *Memory) Pause(_ context.Context, key string, d time.Duration) error {
 // PauseAt is Pause at time now.
 func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
 	n := m.nanos(now)
-	sh := m.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	sh.getLocked(key, n).pause(after(n, d))
+	s := m.lockState(key, nil, n)
+	defer s.mu.Unlock()
+	s.pause(after(n, d))
 }
 
 // State implements Limiter on the current time.
@@ -122,13 +131,11 @@ func (m *Memory) State(_ context.Context, key string, rule Rule) (State, error) 
 // StateAt is State at time now.
 func (m *Memory) StateAt(key string, rule Rule, now time.Time) State {
 	n := m.nanos(now)
-	sh := m.shard(key)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	s, ok := sh.keys[key]
-	if !ok {
+	s := m.lockExisting(key)
+	if s == nil {
 		return newKeyState(rule).state(n, rule)
 	}
+	defer s.mu.Unlock()
 	s.fitWindows(rule)
 	return s.state(n, rule)
 }
@@ -147,56 +154,78 @@ func (m *Memory) Len() int {
 
 func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 
-// lockState finds or creates key's state and locks its shard; the caller
-// unlocks it. A handle bound to a live state of this limiter saves the
-// lookup; otherwise the state found is bound to the handle.
-func (m *Memory) lockState(key string, h *Handle, now int64) (*shard, *keyState) {
+// lockState finds or creates key's state and locks it; the caller unlocks
+// it. A handle bound to a live state of this limiter saves the lookup;
+// otherwise the state found is bound to the handle.
+func (m *Memory) lockState(key string, h *Handle, now int64) *lockedState {
 	if h != nil {
 		if s := h.state.Load(); s != nil && s.owner == m {
-			s.shard.mu.Lock()
+			s.mu.Lock()
 			if !s.dropped {
-				return s.shard, s
+				return s
 			}
-			s.shard.mu.Unlock()
+			s.mu.Unlock()
 		}
 	}
-	sh := m.shard(key)
-	sh.mu.Lock()
-	s := sh.getLocked(key, now)
-	if s.owner == nil {
-		s.owner, s.shard = m, sh
+	for {
+		sh := m.shard(key)
+		sh.mu.Lock()
+		s := sh.keys[key]
+		if s == nil {
+			if len(sh.keys) >= sh.sweepAt {
+				sh.sweepLocked(now)
+			}
+			s = &lockedState{keyState: *newKeyState(Rule{}), owner: m}
+			s.gen = m.gens.Add(1)
+			sh.keys[key] = s
+		}
+		sh.mu.Unlock()
+		s.mu.Lock()
+		if !s.dropped {
+			if h != nil {
+				h.state.Store(s)
+			}
+			return s
+		}
+		s.mu.Unlock() // swept between the two locks: look again
 	}
-	if h != nil {
-		h.state.Store(s)
+}
+
+// lockExisting finds key's state and locks it, or returns nil if the key
+// has none.
+func (m *Memory) lockExisting(key string) *lockedState {
+	for {
+		sh := m.shard(key)
+		sh.mu.Lock()
+		s := sh.keys[key]
+		sh.mu.Unlock()
+		if s == nil {
+			return nil
+		}
+		s.mu.Lock()
+		if !s.dropped {
+			return s
+		}
+		s.mu.Unlock()
 	}
-	return sh, s
 }
 
 func (m *Memory) shard(key string) *shard {
 	return &m.shards[maphash.String(m.seed, key)%shardCount]
 }
 
-// getLocked finds or creates key's state, sweeping quiet keys when the
-// shard has doubled since its last sweep.
-func (sh *shard) getLocked(key string, now int64) *keyState {
-	if s, ok := sh.keys[key]; ok {
-		return s
-	}
-	if len(sh.keys) >= sh.sweepAt {
-		sh.sweepLocked(now)
-	}
-	s := newKeyState(Rule{})
-	s.born = sh.lastID
-	sh.keys[key] = s
-	return s
-}
-
+// sweepLocked drops the shard's quiet keys. A key busy under its own lock
+// is not quiet, so it is skipped rather than waited for.
 func (sh *shard) sweepLocked(now int64) {
 	for key, s := range sh.keys {
+		if !s.mu.TryLock() {
+			continue
+		}
 		if s.quietAt <= now {
 			s.dropped = true
 			delete(sh.keys, key)
 		}
+		s.mu.Unlock()
 	}
 	sh.sweepAt = max(minSweep, 2*len(sh.keys))
 }

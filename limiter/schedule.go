@@ -18,14 +18,10 @@ type keyState struct {
 	pausedUntil int64
 	quietAt     int64 // from then on the state is as good as a fresh one
 	windows     []window
-	born        uint64 // reservations with IDs up to born predate this state
+	gen         uint32 // tags this state's reservation IDs, told apart from an earlier state's of the key
+	seq         uint32 // counts this state's reservations
 	latest      uint64 // the latest reservation's ID
 	undo        undo
-	// Where the state lives, for Handles: a dropped state is no longer in
-	// its shard, and a handle that finds it looks the key up again.
-	owner   *Memory
-	shard   *shard
-	dropped bool
 }
 
 // undo holds what the latest reservation changed, so that cancelling it
@@ -165,13 +161,21 @@ func (s *keyState) commit(t int64, rule Rule, id uint64) {
 	s.latest = id
 }
 
+// nextID returns the ID of the state's next reservation: its generation
+// above, a count below (after 2^32 reservations an ID repeats, by when the
+// reservation it first named is long gone).
+func (s *keyState) nextID() uint64 {
+	s.seq++
+	return uint64(s.gen)<<32 | uint64(s.seq)
+}
+
 // cancel gives back reservation id, which started at start: the latest
 // reservation is undone exactly; an older one returns its token and its
 // quota slots, but the min-delay chain built on it stays. A reservation
-// older than the state itself is ignored: the key was dropped after it, so
-// it no longer counts.
+// of an earlier state of the key (another generation) is ignored: the key
+// was dropped after it, so it no longer counts.
 func (s *keyState) cancel(id uint64, start int64, rule Rule) {
-	if id <= s.born {
+	if uint32(id>>32) != s.gen {
 		return
 	}
 	if id == s.latest && s.undo.valid {
