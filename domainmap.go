@@ -2,7 +2,7 @@ package polite
 
 import "sync"
 
-// domainMap is a sync.Map from keys or hosts to domains. Its reads write no
+// domainMap is a sync.Map from keys to domains. Its reads write no
 // shared memory, so goroutines looking domains up at once do not slow each
 // other down, which a map behind a lock cannot offer.
 type domainMap struct{ m sync.Map }
@@ -20,8 +20,6 @@ func (dm *domainMap) LoadOrStore(key string, d *domain) (*domain, bool) {
 	return v.(*domain), loaded
 }
 
-func (dm *domainMap) Store(key string, d *domain) { dm.m.Store(key, d) }
-
 func (dm *domainMap) CompareAndDelete(key string, d *domain) bool {
 	return dm.m.CompareAndDelete(key, d)
 }
@@ -34,5 +32,3 @@ func (dm *domainMap) Values() []*domain {
 	})
 	return out
 }
-
-func (dm *domainMap) Clear() { dm.m.Clear() }

@@ -277,7 +277,7 @@ func TestTransportDoesNotModifyTheRequest(t *testing.T) {
 			if refused {
 				sendOne(t, tr)
 			}
-			ctx := context.WithValue(context.Background(), struct{}{}, "mine")
+			ctx := context.WithValue(context.Background(), ctxKey{}, "mine")
 			req, err := http.NewRequestWithContext(ctx, http.MethodPut, "https://user:pw@WWW.Example.COM:8443/a%20b?q=1#frag", strings.NewReader("x"))
 			require.NoError(t, err)
 			req.Host = "virtual.example.org"
@@ -958,3 +958,6 @@ func TestTransportJitterNeverShrinksTheGap(t *testing.T) {
 		assert.Greater(t, len(distinct), 1, "the gaps vary")
 	})
 }
+
+// ctxKey keys a value a test puts in a request's context.
+type ctxKey struct{}
