@@ -2,7 +2,14 @@ package redislimiter
 
 import (
 	"context"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
@@ -12,14 +19,90 @@ import (
 
 // BenchmarkReserve measures limiter operations against one Redis, side by
 // side with redis_rate (GCRA in Lua), each one round trip per operation,
-// through the same client:
+// through the same client, on one key each. Every case is warmed up first
+// (scripts loaded, connections made), and the cases run in a random order,
+// so that none gains by its place. As -count repeats each case in place,
+// compare them over several runs of the test binary instead, so that a
+// machine's changing load falls on all alike, or with
+// BenchmarkReserveAlternating:
 //
-//	go test -run '^$' -bench BenchmarkReserve -benchtime=2000x ./limiter/redislimiter
+//	go test -c -o /tmp/redislimiter.test ./limiter/redislimiter
+//	for i in $(seq 10); do /tmp/redislimiter.test -test.run '^$' -test.bench 'BenchmarkReserve$' -test.benchtime=4000x; done
+//
+// Besides the time per operation it reports what it cost Redis: redis-µs/op
+// is the time Redis spent in the script (INFO commandstats, EVALSHA's
+// usec_per_call), redis-cpu-µs/op the CPU time of the whole server per
+// operation (INFO cpu), reading and writing the sockets included. Both are
+// steadier than the time per operation on a loaded machine.
 //
 // The client has ContextTimeoutEnabled, as the Limiter's doc advises;
 // polite-deadline-ignoring-client measures the Limiter with a client
 // without it, where each call runs on a goroutine of its own.
 func BenchmarkReserve(b *testing.B) {
+	srv, cases := benchCases(b)
+	admin := srv.client()
+	rand.Shuffle(len(cases), func(i, j int) { cases[i], cases[j] = cases[j], cases[i] })
+	for _, tt := range cases {
+		b.Run(tt.name+"/serial", func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportRedisCost(b, admin)()
+			for b.Loop() {
+				tt.op(b)
+			}
+		})
+		b.Run(tt.name+"/parallel", func(b *testing.B) {
+			b.ReportAllocs()
+			defer reportRedisCost(b, admin)()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					tt.op(b)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkReserveAlternating runs polite and redis_rate by turns of a
+// hundred operations each, the first of a turn alternating, so that both
+// meet the same load on a busy machine. It reports each one's time per
+// operation and polite/redis_rate, the median of the turns' ratios:
+// below 1, polite is the faster. Its ns/op counts an operation of each.
+func BenchmarkReserveAlternating(b *testing.B) {
+	const turn = 100
+	_, cases := benchCases(b)
+	polite, rate := cases[0], cases[1]
+	for _, parallel := range []bool{false, true} {
+		b.Run(map[bool]string{false: "serial", true: "parallel"}[parallel], func(b *testing.B) {
+			var politeNs, rateNs, ratios []float64
+			b.ResetTimer()
+			for done, i := 0, 0; done < b.N; done, i = done+turn, i+1 {
+				n := min(turn, b.N-done)
+				var p, r float64
+				if i%2 == 0 {
+					p, r = timeOps(b, polite.op, n, parallel), timeOps(b, rate.op, n, parallel)
+				} else {
+					r, p = timeOps(b, rate.op, n, parallel), timeOps(b, polite.op, n, parallel)
+				}
+				politeNs, rateNs, ratios = append(politeNs, p), append(rateNs, r), append(ratios, p/r)
+			}
+			b.ReportMetric(median(politeNs), "polite-ns/op")
+			b.ReportMetric(median(rateNs), "redis_rate-ns/op")
+			b.ReportMetric(median(ratios), "polite/redis_rate")
+		})
+	}
+}
+
+// benchCase is an operation of a benchmark, which reports failures with
+// b.Errorf, so that any goroutine may run it.
+type benchCase struct {
+	name string
+	op   func(b *testing.B)
+}
+
+// benchCases starts a Redis and returns the operations the benchmarks
+// compare, warmed up: polite's Reserve, redis_rate's Allow, and polite's
+// Reserve through a client without ContextTimeoutEnabled.
+func benchCases(b *testing.B) (*redisServer, []benchCase) {
 	srv := startRedis(b)
 	client := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
 	b.Cleanup(func() { client.Close() })
@@ -33,37 +116,97 @@ func BenchmarkReserve(b *testing.B) {
 		b.Cleanup(func() { l.Close() })
 		return func(b *testing.B) {
 			res, err := l.Reserve(ctx, req)
-			if err != nil || res.Degraded {
-				b.Fatalf("reserve: %v (degraded %v)", err, res.Degraded)
+			if err != nil || res.Degraded || !res.OK {
+				b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
 			}
 		}
 	}
-	reserve := reserveWith(client)
 	gcra := redis_rate.NewLimiter(client)
 	limit := redis_rate.Limit{Rate: 1e6, Burst: 1000, Period: 1e9}
 	allow := func(b *testing.B) {
-		if _, err := gcra.Allow(ctx, "bench.example.gcra", limit); err != nil {
-			b.Fatal(err)
+		res, err := gcra.Allow(ctx, "bench.example", limit)
+		if err != nil || res.Allowed != 1 {
+			b.Errorf("allow: %v (allowed %v)", err, res)
 		}
 	}
-	for _, tt := range []struct {
-		name string
-		op   func(*testing.B)
-	}{{"polite", reserve}, {"redis_rate", allow}, {"polite-deadline-ignoring-client", reserveWith(srv.client())}} {
-		tt.op(b) // load the script
-		b.Run(tt.name+"/serial", func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				tt.op(b)
+	cases := []benchCase{{"polite", reserveWith(client)}, {"redis_rate", allow}, {"polite-deadline-ignoring-client", reserveWith(srv.client())}}
+	for _, tt := range cases {
+		timeOps(b, tt.op, 1000, true) // loads the script, makes the connections
+	}
+	if b.Failed() {
+		b.FailNow()
+	}
+	return srv, cases
+}
+
+// timeOps runs op n times, serially or on GOMAXPROCS goroutines as
+// b.RunParallel does, and returns the time per operation in nanoseconds.
+func timeOps(b *testing.B, op func(*testing.B), n int, parallel bool) float64 {
+	start := time.Now()
+	if !parallel {
+		for range n {
+			op(b)
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(n)
+	}
+	var wg sync.WaitGroup
+	procs := runtime.GOMAXPROCS(0)
+	for g := range procs {
+		wg.Go(func() {
+			for range n/procs + min(1, max(0, n%procs-g)) {
+				op(b)
 			}
 		})
-		b.Run(tt.name+"/parallel", func(b *testing.B) {
-			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					tt.op(b)
-				}
-			})
-		})
 	}
+	wg.Wait()
+	return float64(time.Since(start).Nanoseconds()) / float64(n)
+}
+
+func median(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// reportRedisCost resets Redis's statistics; the function it returns
+// reports what the b.N operations since then cost Redis.
+func reportRedisCost(b *testing.B, admin *redis.Client) func() {
+	ctx := context.Background()
+	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := redisInfo(b, admin, "cpu")
+	return func() {
+		b.StopTimer()
+		stats := redisInfo(b, admin, "commandstats")["cmdstat_evalsha"]
+		cpu1 := redisInfo(b, admin, "cpu")
+		var usecPerCall float64
+		for field := range strings.SplitSeq(stats, ",") {
+			if v, ok := strings.CutPrefix(field, "usec_per_call="); ok {
+				usecPerCall, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		seconds := func(info map[string]string) float64 {
+			user, _ := strconv.ParseFloat(info["used_cpu_user"], 64)
+			sys, _ := strconv.ParseFloat(info["used_cpu_sys"], 64)
+			return user + sys
+		}
+		b.ReportMetric(usecPerCall, "redis-µs/op")
+		b.ReportMetric((seconds(cpu1)-seconds(cpu0))*1e6/float64(b.N), "redis-cpu-µs/op")
+	}
+}
+
+// redisInfo returns a section of Redis's INFO as fields and values.
+func redisInfo(b *testing.B, admin *redis.Client, section string) map[string]string {
+	text, err := admin.Info(context.Background(), section).Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	info := map[string]string{}
+	for line := range strings.Lines(text) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			info[k] = v
+		}
+	}
+	return info
 }

@@ -61,7 +61,8 @@ func WithPrefix(prefix string) Option {
 // WithTimeout bounds each call to Redis, DefaultTimeout (100ms) by
 // default, whatever the client's own timeouts: a call that takes longer
 // counts as Redis being unavailable. Keep it short: a request waits for it
-// before it waits for its turn.
+// before it waits for its turn. Calls that start close together share the
+// timer that ends them, so a call may last up to a sixteenth longer.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) { o.timeout = d }
 }

@@ -64,16 +64,17 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 //
 // A Limiter is safe for concurrent use.
 type Limiter struct {
-	client   redis.UniversalClient
-	direct   bool // the client ends calls at their context's deadline
-	prefix   string
-	timeout  time.Duration
-	probe    time.Duration
-	mode     mode
-	logger   *slog.Logger
-	scripts  scripts
-	fallback *limiter.Memory
-	health   health
+	client    redis.UniversalClient
+	direct    bool // the client ends calls at their context's deadline
+	prefix    string
+	timeout   time.Duration
+	probe     time.Duration
+	mode      mode
+	logger    *slog.Logger
+	scripts   scripts
+	deadlines *deadlines
+	fallback  *limiter.Memory
+	health    health
 }
 
 var _ limiter.Limiter = (*Limiter)(nil)
@@ -101,15 +102,16 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 		return nil, fmt.Errorf("redislimiter: WithProbeInterval: must be positive, got %v", o.probeEvery)
 	}
 	l := &Limiter{
-		client:  client,
-		direct:  honorsDeadlines(client),
-		prefix:  o.prefix,
-		timeout: o.timeout,
-		probe:   o.probeEvery,
-		mode:    o.mode,
-		logger:  o.logger,
-		scripts: newScripts(clock),
-		health:  health{stop: make(chan struct{})},
+		client:    client,
+		direct:    honorsDeadlines(client),
+		prefix:    o.prefix,
+		timeout:   o.timeout,
+		probe:     o.probeEvery,
+		mode:      o.mode,
+		logger:    o.logger,
+		scripts:   newScripts(clock),
+		deadlines: newDeadlines(o.timeout),
+		health:    health{stop: make(chan struct{})},
 	}
 	if l.mode == modeFallback {
 		l.fallback = limiter.NewMemory()
@@ -147,8 +149,16 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 }
 
 // reserve runs the reserve script with jitter sample, in microseconds.
+// The sample and the longest wait are left out when 0, as the script
+// allows, since that is the common case and each argument costs Redis.
 func (l *Limiter) reserve(ctx context.Context, r limiter.Request, sample int64) (limiter.Reservation, error) {
-	args := append(ruleArgs(r.Rule, 2), sample, int64(max(r.MaxWait, 0)))
+	args := ruleArgs(r.Rule, 2)
+	switch maxWait := int64(max(r.MaxWait, 0)); {
+	case maxWait != 0:
+		args = append(args, sample, maxWait)
+	case sample != 0:
+		args = append(args, sample)
+	}
 	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, len(r.Rule.Quotas)), args)
 	if err != nil {
 		return limiter.Reservation{}, err
@@ -220,7 +230,7 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error 
 // and an error wrapping ErrUnavailable with FailClosed.
 func (l *Limiter) State(ctx context.Context, key string, rule limiter.Rule) (limiter.State, error) {
 	if !l.health.down.Load() {
-		v, err := l.run(ctx, l.scripts.state, l.keys(key, len(rule.Quotas)), ruleArgs(rule, 0))
+		v, err := l.run(ctx, l.scripts.reserve, l.keys(key, len(rule.Quotas)), append(ruleArgs(rule, 1), "report"))
 		if err == nil {
 			return parseState(v, len(rule.Quotas))
 		}
@@ -261,11 +271,18 @@ func (l *Limiter) Close() error {
 }
 
 // run runs script s, bounded by the Limiter's timeout whatever the
-// client's own timeouts, and returns its reply.
+// client's own timeouts, and returns its reply. With a client that
+// honours deadlines it makes no closure, as it runs for every request.
 func (l *Limiter) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
-	return l.bounded(ctx, func(ctx context.Context) (any, error) {
-		return s.Run(ctx, l.client, keys, args...).Result()
-	})
+	if !l.direct {
+		return l.bounded(ctx, func(ctx context.Context) (any, error) {
+			return s.Run(ctx, l.client, keys, args...).Result()
+		})
+	}
+	bctx, cancel := l.deadlines.bound(ctx)
+	defer cancel()
+	v, err := s.Run(bctx, l.client, keys, args...).Result()
+	return v, l.late(ctx, bctx, err)
 }
 
 type reply struct {
@@ -279,14 +296,11 @@ type reply struct {
 // that ignores deadlines cannot hold the caller.
 func (l *Limiter) bounded(ctx context.Context, f func(context.Context) (any, error)) (any, error) {
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	ctx, cancel := l.deadlines.bound(ctx)
 	defer cancel()
 	if l.direct {
 		v, err := f(ctx)
-		if err != nil && parent.Err() == nil && ctx.Err() != nil {
-			err = fmt.Errorf("no answer within %v: %w", l.timeout, err)
-		}
-		return v, err
+		return v, l.late(parent, ctx, err)
 	}
 	done := make(chan reply, 1)
 	go func() {
@@ -299,6 +313,15 @@ func (l *Limiter) bounded(ctx context.Context, f func(context.Context) (any, err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("no answer within %v: %w", l.timeout, ctx.Err())
 	}
+}
+
+// late says so in err when bctx, bounded by the Limiter's timeout, ended
+// the call that ctx alone would not have.
+func (l *Limiter) late(ctx, bctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return fmt.Errorf("no answer within %v: %w", l.timeout, err)
+	}
+	return err
 }
 
 // honorsDeadlines reports whether client ends each call at its context's

@@ -8,44 +8,41 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/limiter"
 )
 
 var (
 	//go:embed lua/clock.lua
 	redisClock string
-	//go:embed lua/lib.lua
-	luaLib string
 	//go:embed lua/reserve.lua
 	luaReserve string
 	//go:embed lua/cancel.lua
 	luaCancel string
 	//go:embed lua/pause.lua
 	luaPause string
-	//go:embed lua/state.lua
-	luaState string
 )
 
 // scripts are the Lua scripts of a Limiter, each one atomic on Redis.
+// reserve also reports a domain's state, so that the decision every rule
+// takes part in is written once.
 type scripts struct {
-	reserve, cancel, pause, state *redis.Script
+	reserve, cancel, pause *redis.Script
 }
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production.
 func newScripts(clock string) scripts {
-	build := func(body string) *redis.Script { return redis.NewScript(clock + luaLib + body) }
-	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), state: build(luaState)}
+	build := func(body string) *redis.Script { return redis.NewScript(clock + body) }
+	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause)}
 }
 
 // keys returns the keys of domain under rule: its state hash, then one
 // list per quota. All of them share the hash tag {domain}, so that they
 // live in one Redis Cluster slot.
 func (l *Limiter) keys(domain string, quotas int) []string {
-	base := l.prefix + "{" + hashTag(domain) + "}:"
 	keys := make([]string, 1+quotas)
-	keys[0] = base + "state"
+	keys[0] = l.prefix + "{" + hashTag(domain) + "}:state"
+	base := strings.TrimSuffix(keys[0], "state")
 	for i := range quotas {
 		keys[1+i] = base + "q:" + strconv.Itoa(i)
 	}
@@ -66,31 +63,16 @@ func hashTag(domain string) string {
 }
 
 // ruleArgs returns the rule as the scripts read it from the start of
-// ARGV, with room for extra more arguments. Durations become microseconds,
-// rounded up so that no gap gets shorter.
+// ARGV, with room for extra more arguments: rate, burst, min delay,
+// jitter, then each quota's requests and window. Durations become
+// microseconds, rounded up so that no gap gets shorter.
 func ruleArgs(rule limiter.Rule, extra int) []any {
-	args := make([]any, 0, 5+2*len(rule.Quotas)+extra)
-	args = append(args, rule.Rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter), quotaSizes(rule.Quotas))
+	args := make([]any, 0, 4+2*len(rule.Quotas)+extra)
+	args = append(args, rule.Rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter))
 	for _, q := range rule.Quotas {
 		args = append(args, q.Requests, micros(q.Window))
 	}
 	return args
-}
-
-// quotaSizes joins the quotas' request counts with commas: the scripts
-// start a quota's window afresh when they change, as limiter.Memory does.
-func quotaSizes(quotas []config.Quota) string {
-	if len(quotas) == 0 {
-		return ""
-	}
-	b := make([]byte, 0, 8*len(quotas))
-	for i, q := range quotas {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(q.Requests), 10)
-	}
-	return string(b)
 }
 
 // micros is d in microseconds, rounded up.

@@ -1,11 +1,21 @@
 -- pause makes nothing start before ARGV[1] microseconds from now; a
--- shorter pause never shortens a longer one. KEYS[1] is the state hash.
+-- shorter pause never shortens a longer one. KEYS[1] is the state hash, as
+-- reserve.lua describes it, which sets the keys' expiry the same way.
 local now = clock()
-local s = decode(redis.call('HGET', KEYS[1], 's'))
+local raw = redis.call('HGET', KEYS[1], 's')
+local tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq = nil, nil, nil, 0, 0, 0, '', 0
+if raw then
+  tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq = cmsgpack.unpack(raw)
+end
 local till = now + tonumber(ARGV[1])
-s.p = math.max(s.p, till)
-s.qa = math.max(s.qa, till)
-local ms = expiry(now, s, false)
-redis.call('HSET', KEYS[1], 's', encode(s))
-expire(ms)
+p, qa = math.max(p, till), math.max(qa, till)
+local ms
+if qa > xa then
+  local ttl = math.max(qa - now, 0) + math.max(qa - now, 1e6)
+  xa, ms = now + ttl, math.ceil(ttl / 1000)
+end
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq))
+if ms then
+  redis.call('PEXPIRE', KEYS[1], ms)
+end
 return 1

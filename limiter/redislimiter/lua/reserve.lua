@@ -1,43 +1,207 @@
--- reserve claims the earliest start every rule allows, as Memory.ReserveAt
--- and keyState.commit do. ARGV after the rule: the jitter sample and the
--- longest acceptable wait in nanoseconds (0: any). It returns
--- {1, wait, reason, id, start}, or {0, wait, reason} when the wait is too
--- long, in which case it changes nothing.
+-- reserve claims the earliest start every rule of a domain allows, as
+-- Memory.ReserveAt and keyState.commit do; told to report, it claims
+-- nothing and reports the domain, as keyState.state does. So the one
+-- schedule.go decision (keyState.earliest) is written once, here.
+--
+-- It runs once per request, so its common path defines no functions,
+-- builds no tables but its reply, and calls few: in Redis's Lua a closure,
+-- a table or a call costs more than the arithmetic of a reservation: with
+-- helper functions and tables for the rule and the state, the same work
+-- took 60% longer. Times are integer microseconds on the clock that
+-- clock() reads; tokens are floats.
+--
+-- KEYS[1] is the domain's state hash; KEYS[1+i] is the list of the latest
+-- starts in quota i's window, oldest first, at most as many as the quota
+-- allows. The hash has one field, s: a MessagePack stream (cmsgpack) of
+-- these values, so that a call reads and writes one small value; cancel
+-- and pause write it too:
+--   tk, ta  the bucket's tokens at time ta; nil when the bucket is full
+--   l       the latest start; nil when none
+--   p       paused until
+--   qa      quiet at: from then on the state is as good as a fresh one
+--   seq     the latest reservation's ID
+--   sig     the quotas' sizes the lists were made for ("10,100"); lists
+--           made for other sizes count as empty (fitWindows)
+--   xa      when the keys expire
+--   utk, uta, ul, uqa
+--           while the latest reservation can be undone, the tk, ta, l and
+--           qa before it; uqa is nil when it cannot
+--   uq      with quotas, for each one whether the latest reservation
+--           pushed onto its list and the start that push evicted (nil:
+--           none), in one table; nil without quotas
+--
+-- ARGV is the rule: rate, burst, min_delay, jitter, then each quota's
+-- requests and window. To reserve, the jitter sample and the longest
+-- acceptable wait in nanoseconds (0: any) follow, each left out when it is
+-- 0 and nothing follows it; to report, 'report' follows. A reservation
+-- returns {1, wait, reason, id, start}, or {0, wait, reason} when the wait
+-- is too long, in which case it changes nothing. A report returns {wait,
+-- reason, paused, then each quota's remaining and next_free}. Arguments
+-- that are '0' are not converted, as those that are left out are not: the
+-- common case costs less.
 local nq = #KEYS - 1
-local r, x = read_rule(nq)
-local sample = tonumber(ARGV[x])
-local max_wait = tonumber(ARGV[x + 1])
+local rate, burst, min_delay, jitter = tonumber(ARGV[1]), tonumber(ARGV[2]), 0, 0
+if ARGV[3] ~= '0' then
+  min_delay = tonumber(ARGV[3])
+end
+if ARGV[4] ~= '0' then
+  jitter = tonumber(ARGV[4])
+end
+local sig, requests, windows = '', nil, nil
+if nq > 0 then
+  requests, windows = {}, {}
+  for i = 1, nq do
+    requests[i], windows[i] = tonumber(ARGV[3 + 2 * i]), tonumber(ARGV[4 + 2 * i])
+    if i > 1 then
+      sig = sig .. ','
+    end
+    sig = sig .. ARGV[3 + 2 * i]
+  end
+end
+local report, sample, max_wait = ARGV[5 + 2 * nq] == 'report', 0, 0
+if ARGV[5 + 2 * nq] and not report then
+  sample, max_wait = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq] or 0)
+end
+
 local now = clock()
-local s = load_state(r)
-local n, oldest = read_windows(s, r)
-local t, reason = earliest(now, s, r, oldest, sample)
+local raw = redis.call('HGET', KEYS[1], 's')
+local tk, ta, l, p, qa, seq, had_sig, xa = nil, nil, nil, 0, 0, 0, '', 0
+if raw then
+  tk, ta, l, p, qa, seq, had_sig, xa = cmsgpack.unpack(raw)
+end
+local fits = had_sig == sig
+
+-- How many starts each quota's list holds and, for the full ones, the
+-- oldest start.
+local n, oldest
+if nq > 0 then
+  n, oldest = {}, {}
+  for i = 1, nq do
+    n[i] = 0
+    if fits then
+      n[i] = redis.call('LLEN', KEYS[1 + i])
+      if n[i] >= requests[i] then
+        oldest[i] = tonumber(redis.call('LINDEX', KEYS[1 + i], 0))
+      end
+    end
+  end
+end
+
+-- The earliest start at or after now that every rule allows, with the
+-- jitter sample added to the gap since the latest start, and the rule that
+-- set it.
+local t, reason = now, ''
+if l then
+  if l > t then
+    t, reason = l, 'queue'
+  end
+  if min_delay > 0 and l + min_delay > t then
+    t, reason = l + min_delay, 'min_delay'
+  end
+end
+if p > t then
+  t, reason = p, 'pause'
+end
+for i = 1, nq do
+  if oldest[i] and oldest[i] + windows[i] > t then
+    t, reason = oldest[i] + windows[i], 'quota'
+  end
+end
+local level, level_at = burst, t -- the bucket's tokens at time level_at
+if rate > 0 then
+  if ta then
+    level = tk + (t - ta) * rate / 1e6
+    if level > burst then
+      level = burst
+    end
+  end
+  local missing = 1 - level
+  if missing > 0 then
+    t, reason = t + math.ceil(missing * 1e6 / rate), 'rate'
+  end
+end
+if l and sample > 0 then
+  if t > now then
+    t = t + sample
+  elseif l + sample > t then
+    t, reason = l + sample, 'jitter'
+  end
+end
+
+if report then
+  local out = {t - now, reason, math.max(0, p - now)}
+  for i = 1, nq do
+    local remaining, next_free = requests[i], 0
+    if fits then
+      for _, v in ipairs(redis.call('LRANGE', KEYS[1 + i], 0, -1)) do
+        local ends = tonumber(v) + windows[i]
+        if ends > now then
+          if remaining == requests[i] then
+            next_free = ends - now
+          end
+          remaining = remaining - 1
+        end
+      end
+    end
+    out[#out + 1], out[#out + 2] = remaining, next_free
+  end
+  return out
+end
 if max_wait > 0 and (t - now) * 1000 > max_wait then
   return {0, t - now, reason}
 end
 
-local undo = {s.tk, s.ta, s.l, s.qa}
-local qa = math.max(s.qa, t + r.min_delay + r.jitter)
-if r.rate > 0 then
-  s.tk = tokens_at(s, t, r) - 1
-  s.ta = t
-  qa = math.max(qa, t + math.ceil((r.burst - s.tk) * 1e6 / r.rate))
+local utk, uta, ul, uqa, uq = tk, ta, l, qa, nil
+if t + min_delay + jitter > qa then
+  qa = t + min_delay + jitter
 end
-if nq > 0 and not s.fits then
-  redis.call('DEL', unpack(KEYS, 2))
+if rate > 0 then
+  if ta and t ~= level_at then
+    level = tk + (t - ta) * rate / 1e6
+    if level > burst then
+      level = burst
+    end
+  end
+  tk, ta = level - 1, t
+  local full = t + math.ceil((burst - tk) * 1e6 / rate) -- the bucket is full again
+  if full > qa then
+    qa = full
+  end
 end
 local made = false -- a list was made, without an expiry yet
-for i = 1, nq do
-  local key, evicted = KEYS[1 + i], nil
-  redis.call('RPUSH', key, fmt_time(t))
-  if n[i] >= r.requests[i] then
-    evicted = redis.call('LPOP', key)
+if nq > 0 then
+  if not fits then
+    redis.call('DEL', unpack(KEYS, 2))
   end
-  made = made or n[i] == 0
-  undo[3 + 2 * i], undo[4 + 2 * i] = true, evicted
-  qa = math.max(qa, t + r.windows[i])
+  uq = {}
+  for i = 1, nq do
+    local key, evicted = KEYS[1 + i], nil
+    -- '%.0f' writes a time exactly, never in exponent form, as list
+    -- entries must be for LREM to find them.
+    redis.call('RPUSH', key, string.format('%.0f', t))
+    if n[i] >= requests[i] then
+      evicted = redis.call('LPOP', key)
+    end
+    made = made or n[i] == 0
+    uq[2 * i - 1], uq[2 * i] = true, evicted
+    qa = math.max(qa, t + windows[i])
+  end
 end
-s.l, s.qa, s.seq, s.sig, s.undo = t, qa, s.seq + 1, r.sig, undo
-local ms = expiry(now, s, made)
-redis.call('HSET', KEYS[1], 's', encode(s))
-expire(ms)
-return {1, t - now, reason, s.seq, t}
+l, seq = t, seq + 1
+
+-- The keys expire at qa plus the time from now to qa, at least a second,
+-- set whenever qa passes the expiry set before, or when a list was just
+-- made. So a busy domain seldom pays for PEXPIRE, and an idle one is gone
+-- soon after it has fully recovered. pause.lua does the same.
+local ms
+if qa > xa or made then
+  local ttl = math.max(qa - now, 0) + math.max(qa - now, 1e6)
+  xa, ms = now + ttl, math.ceil(ttl / 1000)
+end
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq))
+if ms then
+  for i = 1, #KEYS do
+    redis.call('PEXPIRE', KEYS[i], ms)
+  end
+end
+return {1, t - now, reason, seq, t}
