@@ -15,6 +15,7 @@ var ErrWaitTooLong = errors.New("polite: wait longer than the maximum allowed")
 // met, or the wait was longer than WithMaxWait allows. Nothing was sent and
 // nothing of the domain's pace was consumed. errors.Is sees through it to
 // the cause: context.Canceled, context.DeadlineExceeded or ErrWaitTooLong.
+// A WaitError is not modified after it is returned.
 type WaitError struct {
 	// Domain is the key the request was paced under.
 	Domain string

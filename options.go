@@ -11,6 +11,7 @@ import (
 )
 
 // Option configures a Transport.
+// Options are applied once, by NewTransport, before the Transport is shared.
 type Option func(*options)
 
 type options struct {

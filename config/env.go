@@ -66,6 +66,7 @@ func LimitFromLookup(prefix string, base Limit, lookup func(name string) (string
 }
 
 // EnvError says which environment variable makes a limit unusable.
+// An EnvError is not modified after it is returned.
 type EnvError struct {
 	// Var is the variable's name, such as "APP_RATE_BURST".
 	Var string

@@ -13,6 +13,8 @@ import (
 // those. A request goes when every rule of its domain allows it.
 //
 // The zero Limit is invalid; DefaultLimit is the conservative default.
+// A Limit is a plain value: copies are independent, and one that no one
+// changes may be read from any number of goroutines.
 type Limit struct {
 	// RequestsPerSecond is the token bucket's refill rate; 0 means no bucket.
 	RequestsPerSecond float64
@@ -35,6 +37,7 @@ type Limit struct {
 }
 
 // Quota allows at most Requests requests in any window of length Window.
+// A Quota is a plain value, safe to copy and to read concurrently.
 type Quota struct {
 	Requests int
 	Window   time.Duration
@@ -45,6 +48,7 @@ type Quota struct {
 var DefaultLimit = Limit{RequestsPerSecond: 1, Burst: 1}
 
 // FieldError says which field of which domain's limit is wrong.
+// A FieldError is not modified after it is returned.
 type FieldError struct {
 	// Domain is the domain whose limit is wrong, or "default_config".
 	Domain string

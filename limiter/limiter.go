@@ -35,6 +35,7 @@ type Limiter interface {
 }
 
 // Rule is the part of a domain's limit that a Limiter enforces.
+// A Rule is a plain value; a Limiter only reads it.
 type Rule struct {
 	// Rate is the token bucket's refill rate per second; 0 means no bucket.
 	Rate float64
@@ -54,6 +55,7 @@ func RuleOf(l config.Limit) Rule {
 }
 
 // Request asks for a start for one request.
+// A Request is a plain value; a Limiter only reads it.
 type Request struct {
 	// Key names the domain.
 	Key string
@@ -79,6 +81,7 @@ type Handle struct {
 }
 
 // Reservation is a claimed start, or the refusal of one.
+// A Reservation is a plain value, safe to copy.
 type Reservation struct {
 	// OK is false when the wait would have exceeded the request's MaxWait;
 	// then nothing was claimed.
@@ -97,6 +100,7 @@ type Reservation struct {
 }
 
 // State is how a key stands at one moment.
+// A State is a copy: later changes of the key do not show in it.
 type State struct {
 	// Wait is how long a request asked for now would wait.
 	Wait time.Duration
@@ -109,6 +113,7 @@ type State struct {
 }
 
 // QuotaState is what is left of one quota.
+// A QuotaState is a plain value.
 type QuotaState struct {
 	// Remaining is how many starts the window still allows.
 	Remaining int

@@ -20,6 +20,7 @@ import (
 const OtherDomain = "other"
 
 // Option configures a collector made by NewCollector.
+// Options are applied once, by NewCollector.
 type Option func(*collector)
 
 // WithMaxDomains gives at most n domains series of their own. Free places

@@ -10,6 +10,7 @@ import (
 const DelayThreshold = 10 * time.Millisecond
 
 // Snapshot is a copy of one domain's counters at one moment.
+// A Snapshot is a copy: later requests do not change it.
 type Snapshot struct {
 	// Domain is the key the counters belong to.
 	Domain string
@@ -54,6 +55,7 @@ type Snapshot struct {
 }
 
 // QuotaState is what is left of one sliding-window quota.
+// A QuotaState is a plain value.
 type QuotaState struct {
 	// Limit is the quota's request count per Window.
 	Limit int

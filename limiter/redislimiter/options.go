@@ -6,6 +6,7 @@ import (
 )
 
 // Option configures a Limiter.
+// Options are applied once, by New, before the Limiter is shared.
 type Option func(*options)
 
 // mode is what a Limiter does while Redis does not answer.
