@@ -93,8 +93,7 @@ func (m *Memory) reserve(r *Request, now time.Time) Reservation {
 	if r.MaxWait > 0 && wait > r.MaxWait {
 		return Reservation{Wait: wait, Reason: reason}
 	}
-	id := s.nextID()
-	s.commit(t, r.Rule, id)
+	id := s.commit(t, r.Rule)
 	return Reservation{OK: true, Wait: wait, Reason: reason, ID: id, Start: t}
 }
 

@@ -20,7 +20,6 @@ type keyState struct {
 	windows     []window
 	gen         uint32 // tags this state's reservation IDs, told apart from an earlier state's of the key
 	seq         uint32 // counts this state's reservations
-	latest      uint64 // the latest reservation's ID
 	undo        undo
 }
 
@@ -142,9 +141,9 @@ func (s *keyState) earliest(now int64, rule Rule, jitter time.Duration) (int64, 
 	return t, reason
 }
 
-// commit claims start t, which earliest returned, as reservation id, which
-// must be greater than every ID before it.
-func (s *keyState) commit(t int64, rule Rule, id uint64) {
+// commit claims start t, which earliest returned, and returns the
+// reservation's ID.
+func (s *keyState) commit(t int64, rule Rule) uint64 {
 	s.undo = undo{true, s.used, s.tokens, s.tokensAt, s.last, s.hasLast, s.quietAt}
 	s.quietAt = max(s.quietAt, after(after(t, rule.MinDelay), rule.Jitter))
 	if rule.Rate > 0 {
@@ -158,16 +157,14 @@ func (s *keyState) commit(t int64, rule Rule, id uint64) {
 		s.windows[i].push(t)
 		s.quietAt = max(s.quietAt, after(t, q.Window))
 	}
-	s.latest = id
+	s.seq++
+	return s.latestID()
 }
 
-// nextID returns the ID of the state's next reservation: its generation
+// latestID is the ID of the state's latest reservation: its generation
 // above, a count below (after 2^32 reservations an ID repeats, by when the
 // reservation it first named is long gone).
-func (s *keyState) nextID() uint64 {
-	s.seq++
-	return uint64(s.gen)<<32 | uint64(s.seq)
-}
+func (s *keyState) latestID() uint64 { return uint64(s.gen)<<32 | uint64(s.seq) }
 
 // cancel gives back reservation id, which started at start: the latest
 // reservation is undone exactly; an older one returns its token and its
@@ -178,7 +175,7 @@ func (s *keyState) cancel(id uint64, start int64, rule Rule) {
 	if uint32(id>>32) != s.gen {
 		return
 	}
-	if id == s.latest && s.undo.valid {
+	if id == s.latestID() && s.undo.valid {
 		u := s.undo
 		s.used, s.tokens, s.tokensAt, s.last, s.hasLast = u.used, u.tokens, u.tokensAt, u.last, u.hasLast
 		s.quietAt = max(u.quietAt, s.pausedUntil)

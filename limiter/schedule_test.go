@@ -32,7 +32,7 @@ func TestQuietStateIsFresh(t *testing.T) {
 		t.Run(fmt.Sprintf("%+v", rule), func(t *testing.T) {
 			for trial := range 200 {
 				s := newKeyState(rule)
-				now, id := int64(0), uint64(0)
+				now := int64(0)
 				var made []Reservation
 				for range 1 + rng.IntN(12) {
 					now += rng.Int64N(int64(400 * ms))
@@ -44,8 +44,7 @@ func TestQuietStateIsFresh(t *testing.T) {
 						s.cancel(res.ID, res.Start, rule)
 					default:
 						start, _ := s.earliest(now, rule, randJitter(rng, rule))
-						id++
-						s.commit(start, rule, id)
+						id := s.commit(start, rule)
 						made = append(made, Reservation{OK: true, ID: id, Start: start})
 					}
 				}
@@ -76,7 +75,7 @@ func schedule(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 		at := now + int64(i)*int64(100*time.Millisecond)
 		st := s.state(at, rule)
 		start, reason := s.earliest(at, rule, j)
-		s.commit(start, rule, uint64(1000+i))
+		s.commit(start, rule)
 		out = append(out, fmt.Sprintf("%+v %d %s", st, start-at, reason))
 	}
 	return out
