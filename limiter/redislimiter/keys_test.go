@@ -117,10 +117,15 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 			return d
 		}
 		// Keys live until the domain is quiet, plus as long again (at least
-		// a second), so that a busy domain seldom needs PEXPIRE.
+		// a second), so that a busy domain seldom needs PEXPIRE. A TTL
+		// counts down in real time from when it was set: it is at most want,
+		// and short of it by no more than the moments a loaded machine takes
+		// (a second of slack; the cases below differ by more).
 		near := func(want time.Duration, key string) {
 			t.Helper()
-			assert.InDelta(t, want, pttl(key), float64(50*time.Millisecond), key)
+			got := pttl(key)
+			assert.LessOrEqual(t, got, want, key)
+			assert.Greater(t, got, want-time.Second, key)
 		}
 		// Quiet once a 1/s bucket has refilled: after 1s.
 		bucket := limiter.Rule{Rate: 1, Burst: 1}
