@@ -1,19 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/internal/redistest"
 )
 
 func TestFetchRobots(t *testing.T) {
@@ -58,7 +56,7 @@ func TestFetchRedisDown(t *testing.T) {
 // share the domain's pace, so together they take as long as one process
 // fetching both lists would.
 func TestFetchRedisShared(t *testing.T) {
-	addr := startRedis(t)
+	addr := redistest.Start(t).Addr()
 	s := newSite(t, nil)
 	const perProcess = 5
 	var wg sync.WaitGroup
@@ -99,33 +97,5 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close()
-	return addr
-}
-
-// startRedis starts a redis-server from PATH on a free port for the test.
-// Without one, the test is skipped, unless POLITE_REQUIRE_REDIS=1.
-func startRedis(t *testing.T) string {
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("POLITE_REQUIRE_REDIS") == "1" {
-			t.Fatal("redis-server is not on PATH, and POLITE_REQUIRE_REDIS=1 requires it")
-		}
-		t.Skip("SKIPPED: redis-server is not on PATH, so polite fetch -redis is not checked against a real Redis (set POLITE_REQUIRE_REDIS=1 to make this a failure)")
-	}
-	addr := freeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	cmd := exec.Command(path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	client := redis.NewClient(&redis.Options{Addr: addr})
-	defer client.Close()
-	require.Eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		return client.Ping(ctx).Err() == nil
-	}, 10*time.Second, 50*time.Millisecond, "redis-server did not answer")
 	return addr
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -40,7 +41,7 @@ import (
 // without it, where each call runs on a goroutine of its own.
 func BenchmarkReserve(b *testing.B) {
 	srv, cases := benchCases(b)
-	admin := srv.client()
+	admin := srv.Client()
 	rand.Shuffle(len(cases), func(i, j int) { cases[i], cases[j] = cases[j], cases[i] })
 	for _, tt := range cases {
 		b.Run(tt.name+"/serial", func(b *testing.B) {
@@ -102,9 +103,9 @@ type benchCase struct {
 // benchCases starts a Redis and returns the operations the benchmarks
 // compare, warmed up: polite's Reserve, redis_rate's Allow, and polite's
 // Reserve through a client without ContextTimeoutEnabled.
-func benchCases(b *testing.B) (*redisServer, []benchCase) {
-	srv := startRedis(b)
-	client := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: true})
+func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
+	srv := redistest.Start(b)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	b.Cleanup(func() { client.Close() })
 	ctx := context.Background()
 	req := limiter.Request{Key: "bench.example", Rule: limiter.Rule{Rate: 1e6, Burst: 1000}}
@@ -129,7 +130,7 @@ func benchCases(b *testing.B) (*redisServer, []benchCase) {
 			b.Errorf("allow: %v (allowed %v)", err, res)
 		}
 	}
-	cases := []benchCase{{"polite", reserveWith(client)}, {"redis_rate", allow}, {"polite-deadline-ignoring-client", reserveWith(srv.client())}}
+	cases := []benchCase{{"polite", reserveWith(client)}, {"redis_rate", allow}, {"polite-deadline-ignoring-client", reserveWith(srv.Client())}}
 	for _, tt := range cases {
 		timeOps(b, tt.op, 1000, true) // loads the script, makes the connections
 	}

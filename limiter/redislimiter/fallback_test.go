@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -50,10 +51,10 @@ const (
 	upLog   = "INFO redislimiter: redis answers again"
 )
 
-func newTestLimiter(t *testing.T, srv *redisServer, opts ...Option) (*Limiter, *logRecorder) {
+func newTestLimiter(t *testing.T, srv *redistest.Server, opts ...Option) (*Limiter, *logRecorder) {
 	t.Helper()
 	logs := &logRecorder{}
-	l, err := New(srv.client(), append([]Option{WithLogger(slog.New(logs)), WithProbeInterval(50 * time.Millisecond)}, opts...)...)
+	l, err := New(srv.Client(), append([]Option{WithLogger(slog.New(logs)), WithProbeInterval(50 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l, logs
@@ -66,7 +67,7 @@ func eventuallyShared(t *testing.T, l *Limiter) {
 }
 
 func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	l, logs := newTestLimiter(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "down.example", Rule: limiter.Rule{Rate: 10, Burst: 1}}
@@ -75,7 +76,7 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.Degraded)
 
-	srv.kill()
+	srv.Kill()
 	var waits []time.Duration
 	var began, ended []time.Time
 	for range 3 {
@@ -105,7 +106,7 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	assert.Equal(t, 1, logs.count(downLog), "logged once")
 	assert.Zero(t, logs.count(upLog))
 
-	srv.restart()
+	srv.Restart()
 	eventuallyShared(t, l)
 	res, err = l.Reserve(ctx, req)
 	require.NoError(t, err)
@@ -117,10 +118,10 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 }
 
 func TestSlowRedisCountsAsDown(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	for _, deadlines := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", deadlines), func(t *testing.T) {
-			client := redis.NewClient(&redis.Options{Addr: srv.addr(), ContextTimeoutEnabled: deadlines})
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
 			t.Cleanup(func() { client.Close() })
 			logs := &logRecorder{}
 			l, err := New(client, WithLogger(slog.New(logs)), WithProbeInterval(50*time.Millisecond), WithTimeout(50*time.Millisecond))
@@ -133,7 +134,7 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			require.NoError(t, err)
 
 			// CLIENT PAUSE holds every other client's commands: Redis is up but slow.
-			require.NoError(t, srv.client().Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err())
+			require.NoError(t, srv.Client().Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err())
 			began := time.Now()
 			res, err := l.Reserve(ctx, req)
 			require.NoError(t, err)
@@ -151,11 +152,11 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 }
 
 func TestFailOpenDoesNotPace(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	l, _ := newTestLimiter(t, srv, FailOpen())
 	ctx := context.Background()
 	req := limiter.Request{Key: "open.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
-	srv.kill()
+	srv.Kill()
 	for range 3 {
 		res, err := l.Reserve(ctx, req)
 		require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, st.Wait)
 
-	srv.restart()
+	srv.Restart()
 	eventuallyShared(t, l)
 	res, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
@@ -175,13 +176,13 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 }
 
 func TestFailClosedFails(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	l, _ := newTestLimiter(t, srv, FailClosed())
 	ctx := context.Background()
 	req := limiter.Request{Key: "closed.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
 	ok, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
-	srv.kill()
+	srv.Kill()
 
 	_, err = l.Reserve(ctx, req)
 	require.ErrorIs(t, err, ErrUnavailable)
@@ -193,14 +194,14 @@ func TestFailClosedFails(t *testing.T) {
 	_, err = l.State(ctx, req.Key, req.Rule)
 	require.ErrorIs(t, err, ErrUnavailable)
 
-	srv.restart()
+	srv.Restart()
 	eventuallyShared(t, l)
 	_, err = l.Reserve(ctx, req)
 	require.NoError(t, err)
 }
 
 func TestCallerContextIsNotAnOutage(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	l, logs := newTestLimiter(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -215,11 +216,11 @@ func TestCallerContextIsNotAnOutage(t *testing.T) {
 }
 
 func TestCloseStopsTheProbe(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	l, logs := newTestLimiter(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "close.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
-	srv.kill()
+	srv.Kill()
 	res, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
 	require.True(t, res.Degraded)
@@ -231,7 +232,7 @@ func TestCloseStopsTheProbe(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	srv.restart()
+	srv.Restart()
 	time.Sleep(300 * time.Millisecond) // six probe intervals
 	assert.True(t, l.Degraded(), "no probe after Close")
 	assert.Zero(t, logs.count(upLog))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -65,16 +66,16 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 // against a one-node Redis Cluster, which refuses a script whose keys are
 // in different slots (CROSSSLOT), and checks clusterSlot against Redis.
 func TestScriptsRunOnCluster(t *testing.T) {
-	srv := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	srv := redistest.Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 	ctx := context.Background()
-	admin := srv.client()
+	admin := srv.Client()
 	require.NoError(t, admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err())
 	require.Eventually(t, func() bool {
 		info, err := admin.ClusterInfo(ctx).Result()
 		return err == nil && strings.Contains(info, "cluster_state:ok")
 	}, 10*time.Second, 20*time.Millisecond)
 
-	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.addr()}})
+	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 	t.Cleanup(func() { cluster.Close() })
 	l, err := New(cluster, WithLogger(nil), WithTimeout(5*time.Second))
 	require.NoError(t, err)
@@ -106,7 +107,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 }
 
 func TestKeysExpireOnceIdle(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	ctx := context.Background()
 	t.Run("after quietAt", func(t *testing.T) {
 		f := newFakeClock(t, srv)
@@ -158,7 +159,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		}
 	})
 	t.Run("gone in real time", func(t *testing.T) {
-		client := srv.client()
+		client := srv.Client()
 		l, err := New(client, WithLogger(nil), WithTimeout(5*time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -31,9 +32,9 @@ type fakeClock struct {
 	epoch  int64 // microseconds at offset 0
 }
 
-func newFakeClock(t *testing.T, srv *redisServer, opts ...Option) *fakeClock {
+func newFakeClock(t *testing.T, srv *redistest.Server, opts ...Option) *fakeClock {
 	t.Helper()
-	client := srv.client()
+	client := srv.Client()
 	l, err := newLimiter(client, testClock, append([]Option{WithLogger(nil), WithTimeout(5 * time.Second)}, opts...))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
@@ -61,7 +62,7 @@ type step struct {
 const tolerance = 5 * time.Microsecond
 
 func TestScriptsMatchMemory(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	perSecond := func(rate float64, burst int) limiter.Rule { return limiter.Rule{Rate: rate, Burst: burst} }
 	reserve := func(at time.Duration) step { return step{at: at, op: "reserve"} }
 	ms := time.Millisecond
@@ -173,7 +174,7 @@ func assertSameState(t *testing.T, want, got limiter.State, where string) {
 // a given sample: jitter lengthens a wait that another rule set, and
 // otherwise keeps the gap since the latest start at least the sample.
 func TestJitterAddsToTheGap(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	f := newFakeClock(t, srv)
 	ms := time.Millisecond
 	minDelay := limiter.Rule{MinDelay: 100 * ms, Jitter: 50 * ms}
@@ -221,7 +222,7 @@ return {f(tk), f(ta), f(l), f(p), f(qa)}
 // TestCancelLatestRestoresState checks that undoing the latest reservation
 // leaves the stored pace exactly as before it.
 func TestCancelLatestRestoresState(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	f := newFakeClock(t, srv)
 	ctx := context.Background()
 	rule := limiter.Rule{Rate: 3, Burst: 2, MinDelay: 70 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/internal/redistest"
 )
 
 // arrival is a request the shared test server received.
@@ -147,7 +149,7 @@ const (
 const slack = 3
 
 func TestWorkersShareOnePace(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	site := &recorder{}
 	ts := httptest.NewServer(site)
 	defer ts.Close()
@@ -158,7 +160,7 @@ func TestWorkersShareOnePace(t *testing.T) {
 	)
 	var procs []*workerProc
 	for i := range workers {
-		procs = append(procs, startWorker(t, workerConfig{ID: strconv.Itoa(i), Redis: srv.addr(), URL: ts.URL,
+		procs = append(procs, startWorker(t, workerConfig{ID: strconv.Itoa(i), Redis: srv.Addr(), URL: ts.URL,
 			Run: 3 * time.Second, Rate: rate, Burst: burst, Goroutines: 2}))
 	}
 	for _, p := range procs {
@@ -177,7 +179,7 @@ func TestWorkersShareOnePace(t *testing.T) {
 }
 
 func TestWorkersSurviveRedisOutage(t *testing.T) {
-	srv := startRedis(t)
+	srv := redistest.Start(t)
 	site := &recorder{}
 	ts := httptest.NewServer(site)
 	defer ts.Close()
@@ -188,17 +190,17 @@ func TestWorkersSurviveRedisOutage(t *testing.T) {
 	)
 	var procs []*workerProc
 	for i := range workers {
-		procs = append(procs, startWorker(t, workerConfig{ID: strconv.Itoa(i), Redis: srv.addr(), URL: ts.URL,
+		procs = append(procs, startWorker(t, workerConfig{ID: strconv.Itoa(i), Redis: srv.Addr(), URL: ts.URL,
 			Run: 7 * time.Second, Rate: rate, Burst: burst, Goroutines: 2}))
 	}
 	require.Eventually(t, func() bool { return len(site.workers()) == workers }, 10*time.Second, 10*time.Millisecond, "workers start")
 	started := time.Now()
 	time.Sleep(1500 * time.Millisecond)
 	killedAt := time.Now()
-	srv.kill()
+	srv.Kill()
 	time.Sleep(2 * time.Second)
 	restartedAt := time.Now()
-	srv.restart()
+	srv.Restart()
 
 	var lastUp time.Time
 	for _, p := range procs {

@@ -1,4 +1,5 @@
-package redislimiter
+// Package redistest starts real redis-servers for tests.
+package redistest
 
 import (
 	"bytes"
@@ -15,13 +16,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// requireRedisEnv makes a missing redis-server a failure instead of a skip;
-// .ci/run sets it after installing redis-server.
-const requireRedisEnv = "POLITE_REQUIRE_REDIS"
+// RequireEnv names the variable that, set to 1, makes a missing
+// redis-server a failure instead of a skip; .ci/run sets it after
+// installing redis-server.
+const RequireEnv = "POLITE_REQUIRE_REDIS"
 
-// redisServer is a redis-server that a test started on a free loopback
-// port; it is killed when the test ends.
-type redisServer struct {
+// Server is a redis-server that a test started on a free loopback
+// port; it is killed when the test ends. Its methods are safe for
+// concurrent use.
+type Server struct {
 	tb    testing.TB
 	path  string
 	port  int
@@ -32,20 +35,20 @@ type redisServer struct {
 	out *bytes.Buffer
 }
 
-// startRedis starts a redis-server from PATH without persistence, with
+// Start starts a redis-server from PATH without persistence, with
 // extra arguments. Without redis-server on PATH the test is skipped, loudly,
 // or fails when POLITE_REQUIRE_REDIS=1.
-func startRedis(tb testing.TB, extra ...string) *redisServer {
+func Start(tb testing.TB, extra ...string) *Server {
 	tb.Helper()
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
-		if os.Getenv(requireRedisEnv) == "1" {
-			tb.Fatalf("redis-server is not on PATH and %s=1: %v", requireRedisEnv, err)
+		if os.Getenv(RequireEnv) == "1" {
+			tb.Fatalf("redis-server is not on PATH and %s=1: %v", RequireEnv, err)
 		}
-		tb.Skipf("SKIPPED: redis-server is not on PATH (%v): the Redis limiter is NOT tested; install redis-server, or set %s=1 to make this a failure", err, requireRedisEnv)
+		tb.Skipf("SKIPPED: redis-server is not on PATH (%v): tests against a real Redis did NOT run; install redis-server, or set %s=1 to make this a failure", err, RequireEnv)
 	}
-	s := &redisServer{tb: tb, path: path, extra: extra}
-	tb.Cleanup(s.kill)
+	s := &Server{tb: tb, path: path, extra: extra}
+	tb.Cleanup(s.Kill)
 	var lastErr error
 	for range 3 {
 		s.port = freePort(tb)
@@ -57,6 +60,7 @@ func startRedis(tb testing.TB, extra ...string) *redisServer {
 	return nil
 }
 
+// freePort returns a loopback port nothing listens on now.
 func freePort(tb testing.TB) int {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -67,10 +71,11 @@ func freePort(tb testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-func (s *redisServer) addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // start runs redis-server on s.port and waits until it answers.
-func (s *redisServer) start() error {
+func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
@@ -83,7 +88,7 @@ func (s *redisServer) start() error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	client := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1})
+	client := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 	defer client.Close()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		select {
@@ -101,11 +106,11 @@ func (s *redisServer) start() error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	_ = cmd.Process.Kill()
-	return fmt.Errorf("redis-server did not answer on %s: %s", s.addr(), out)
+	return fmt.Errorf("redis-server did not answer on %s: %s", s.Addr(), out)
 }
 
 // kill stops the server at once, as a crash would.
-func (s *redisServer) kill() {
+func (s *Server) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
@@ -113,7 +118,7 @@ func (s *redisServer) kill() {
 	}
 	_ = s.cmd.Process.Kill()
 	for range 100 { // wait until the port is free
-		conn, err := net.DialTimeout("tcp", s.addr(), 50*time.Millisecond)
+		conn, err := net.DialTimeout("tcp", s.Addr(), 50*time.Millisecond)
 		if err != nil {
 			break
 		}
@@ -124,7 +129,7 @@ func (s *redisServer) kill() {
 }
 
 // restart starts the server again on the same port, empty.
-func (s *redisServer) restart() {
+func (s *Server) Restart() {
 	s.tb.Helper()
 	if err := s.start(); err != nil {
 		s.tb.Fatalf("restarting redis-server: %v", err)
@@ -132,8 +137,8 @@ func (s *redisServer) restart() {
 }
 
 // client returns a client of the server, closed when the test ends.
-func (s *redisServer) client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.addr()})
+func (s *Server) Client() *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
 	s.tb.Cleanup(func() { c.Close() })
 	return c
 }
