@@ -38,10 +38,15 @@ type domain struct {
 // the server asked for: max(configured MinDelay, Crawl-delay, adaptive delay).
 func (d *domain) rule() limiter.Rule {
 	r := d.baseRule
+	d.widen(&r)
+	return r
+}
+
+// widen widens r's gap between requests to what the server asked for.
+func (d *domain) widen(r *limiter.Rule) {
 	if m := time.Duration(d.fb.minDelay.Load()); m > r.MinDelay {
 		r.MinDelay = m
 	}
-	return r
 }
 
 // finish ends a sent request: its slot and its domain are free again.

@@ -206,28 +206,27 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 
 // waitOutPause follows a wait that slept for res: if the server paused the
 // domain meanwhile, the turn res claimed, from before the pause, is not
-// spent inside it, but given back and claimed anew. It returns the
+// spent inside it, but given back and claimed anew. It leaves in res the
 // reservation the request goes with, its Wait the whole time waited.
-func (t *Transport) waitOutPause(ctx context.Context, d *domain, res limiter.Reservation) (limiter.Reservation, error) {
+func (t *Transport) waitOutPause(ctx context.Context, d *domain, res *limiter.Reservation) error {
 	for {
 		end := d.fb.pauseEnd.Load()
 		if end == 0 {
-			return res, nil
+			return nil
 		}
 		now := t.clock.now()
 		if int64(now.Sub(t.clock.epoch)) >= end {
-			return res, nil
+			return nil
 		}
-		if err := t.limiter.Cancel(context.WithoutCancel(ctx), limiter.Request{Key: d.key, Rule: d.rule()}, res); err != nil {
+		if err := t.limiter.Cancel(context.WithoutCancel(ctx), limiter.Request{Key: d.key, Rule: d.rule()}, *res); err != nil {
 			t.logger.WarnContext(ctx, "polite: could not give back a turn inside a pause", "domain", d.key, "err", err)
 		}
 		waited := res.Wait
-		next, err := t.wait(ctx, d, now)
-		next.Wait += waited
-		if err != nil || next.Wait == waited {
-			return next, err
+		err := t.wait(ctx, d, now, res)
+		res.Wait += waited
+		if err != nil || res.Wait == waited {
+			return err
 		}
-		res = next
 	}
 }
 

@@ -200,9 +200,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, refuse(req, d, false, err)
 		}
 	}
-	res, err := t.wait(ctx, d, now)
+	var res limiter.Reservation
+	err = t.wait(ctx, d, now, &res)
 	if err == nil && res.Wait > 0 {
-		res, err = t.waitOutPause(ctx, d, res)
+		err = t.waitOutPause(ctx, d, &res)
 	}
 	if err != nil {
 		d.stats.Canceled()
@@ -273,30 +274,34 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) (waited bool, err e
 	}
 }
 
-// wait reserves the request's turn at now and sleeps until it comes.
-func (t *Transport) wait(ctx context.Context, d *domain, now time.Time) (limiter.Reservation, error) {
+// wait reserves the request's turn at now into res and sleeps until it
+// comes. (res is filled in place: a Reservation is too large to return
+// cheaply on the path every request takes.)
+func (t *Transport) wait(ctx context.Context, d *domain, now time.Time, res *limiter.Reservation) error {
 	if d.unpaced {
-		return limiter.Reservation{OK: true}, nil
+		*res = limiter.Reservation{OK: true}
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return limiter.Reservation{}, &WaitError{Domain: d.key, RetryAt: now, Err: err}
+		return &WaitError{Domain: d.key, RetryAt: now, Err: err}
 	}
-	r := limiter.Request{Key: d.key, Rule: d.rule(), MaxWait: t.maxWait, Handle: &d.handle, Now: now}
+	r := limiter.Request{Key: d.key, Rule: d.baseRule, MaxWait: t.maxWait, Handle: &d.handle, Now: now}
+	d.widen(&r.Rule)
 	cause := ErrWaitTooLong
 	if deadline, ok := ctx.Deadline(); ok {
 		if left := deadline.Sub(now); r.MaxWait == 0 || left < r.MaxWait {
 			r.MaxWait, cause = max(left, 1), context.DeadlineExceeded
 		}
 	}
-	res, err := t.limiter.Reserve(ctx, r)
-	if err != nil {
-		return res, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
+	var err error
+	if *res, err = t.limiter.Reserve(ctx, r); err != nil {
+		return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 	}
 	if !res.OK {
-		return res, &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: cause}
+		return &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: cause}
 	}
 	if res.Wait <= 0 {
-		return res, nil
+		return nil
 	}
 	if t.logger.Enabled(ctx, slog.LevelDebug) {
 		t.logger.DebugContext(ctx, "polite: waiting", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
@@ -305,12 +310,12 @@ func (t *Transport) wait(ctx context.Context, d *domain, now time.Time) (limiter
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-		return res, nil
+		return nil
 	case <-ctx.Done():
-		if err := t.limiter.Cancel(context.WithoutCancel(ctx), r, res); err != nil {
+		if err := t.limiter.Cancel(context.WithoutCancel(ctx), r, *res); err != nil {
 			t.logger.WarnContext(ctx, "polite: could not give back a cancelled turn", "domain", d.key, "err", err)
 		}
-		return res, &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: ctx.Err()}
+		return &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: ctx.Err()}
 	}
 }
 

@@ -69,17 +69,6 @@ func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return m.reserve(&r, now), nil
-}
-
-// ReserveAt is Reserve at time now.
-func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
-	return m.reserve(&r, now)
-}
-
-// reserve takes r by pointer: a Request is too large to copy twice on the
-// path every request takes.
-func (m *Memory) reserve(r *Request, now time.Time) Reservation {
 	var jitter time.Duration
 	if r.Rule.Jitter > 0 {
 		jitter = rand.N(r.Rule.Jitter)
@@ -87,14 +76,21 @@ func (m *Memory) reserve(r *Request, now time.Time) Reservation {
 	n := m.nanos(now)
 	s := m.lockState(r.Key, r.Handle, n)
 	defer s.mu.Unlock()
-	s.fitWindows(r.Rule)
-	t, reason := s.earliest(n, r.Rule, jitter)
+	s.fitWindows(&r.Rule)
+	t, reason := s.earliest(n, &r.Rule, jitter)
 	wait := time.Duration(t - n)
 	if r.MaxWait > 0 && wait > r.MaxWait {
-		return Reservation{Wait: wait, Reason: reason}
+		return Reservation{Wait: wait, Reason: reason}, nil
 	}
-	id := s.commit(t, r.Rule)
-	return Reservation{OK: true, Wait: wait, Reason: reason, ID: id, Start: t}
+	id := s.commit(t, &r.Rule)
+	return Reservation{OK: true, Wait: wait, Reason: reason, ID: id, Start: t}, nil
+}
+
+// ReserveAt is Reserve at time now (the current time if now is zero).
+func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
+	r.Now = now
+	res, _ := m.Reserve(context.Background(), r)
+	return res
 }
 
 // Cancel implements Limiter.
@@ -103,7 +99,7 @@ func (m *Memory) Cancel(_ context.Context, r Request, res Reservation) error {
 		return nil
 	}
 	if s := m.lockExisting(r.Key); s != nil {
-		s.cancel(res.ID, res.Start, r.Rule)
+		s.cancel(res.ID, res.Start, &r.Rule)
 		s.mu.Unlock()
 	}
 	return nil
@@ -133,11 +129,11 @@ func (m *Memory) StateAt(key string, rule Rule, now time.Time) State {
 	n := m.nanos(now)
 	s := m.lockExisting(key)
 	if s == nil {
-		return newKeyState(rule).state(n, rule)
+		return newKeyState(rule).state(n, &rule)
 	}
 	defer s.mu.Unlock()
-	s.fitWindows(rule)
-	return s.state(n, rule)
+	s.fitWindows(&rule)
+	return s.state(n, &rule)
 }
 
 // Len reports how many keys the limiter tracks now.

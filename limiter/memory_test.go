@@ -659,6 +659,22 @@ func BenchmarkMemoryReserve(b *testing.B) {
 			i++
 		}
 	})
+	// As the Transport calls it: a Handle per key and the time already read.
+	b.Run("handle", func(b *testing.B) {
+		m := limiter.NewMemory()
+		handles := make([]limiter.Handle, len(keys))
+		now := time.Now()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			k := i % len(keys)
+			now = now.Add(time.Nanosecond)
+			if _, err := m.Reserve(ctx, limiter.Request{Key: keys[k], Rule: rule, Handle: &handles[k], Now: now}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
 	b.Run("parallel", func(b *testing.B) {
 		m := limiter.NewMemory()
 		b.ReportAllocs()

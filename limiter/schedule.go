@@ -9,6 +9,8 @@ import (
 // nanoseconds on the limiter's clock. Starts never go backwards: a new
 // reservation starts no earlier than the latest one, which keeps each
 // quota's window a queue and lets the bucket be read only forward in time.
+// Its methods take their Rule by pointer: this is the path of every
+// request, and copying a Rule into each call cost more than the decision.
 type keyState struct {
 	tokens      float64 // bucket tokens at tokensAt, if used; full otherwise
 	tokensAt    int64
@@ -48,7 +50,7 @@ type window struct {
 
 func newKeyState(rule Rule) *keyState {
 	s := &keyState{pausedUntil: math.MinInt64}
-	s.fitWindows(rule)
+	s.fitWindows(&rule)
 	return s
 }
 
@@ -73,7 +75,7 @@ func tokenTime(n, rate float64) time.Duration {
 
 // fitWindows makes one window per quota of rule, keeping the history of
 // those that did not change.
-func (s *keyState) fitWindows(rule Rule) {
+func (s *keyState) fitWindows(rule *Rule) {
 	if len(s.windows) == len(rule.Quotas) {
 		fits := true
 		for i, q := range rule.Quotas {
@@ -92,7 +94,7 @@ func (s *keyState) fitWindows(rule Rule) {
 // tokensAtTime is the bucket's level at t, which must not precede tokensAt.
 // From the nanosecond commit counted it full on, it is exactly full, not a
 // rounding error short of it, so that a key is as good as fresh at quietAt.
-func (s *keyState) tokensAtTime(t int64, rule Rule) float64 {
+func (s *keyState) tokensAtTime(t int64, rule *Rule) float64 {
 	burst := float64(rule.Burst)
 	if !s.used {
 		return burst
@@ -107,7 +109,7 @@ func (s *keyState) tokensAtTime(t int64, rule Rule) float64 {
 // earliest returns the earliest start at or after now that every rule
 // allows, with jitter added to the gap since the latest start, and the
 // rule that set it.
-func (s *keyState) earliest(now int64, rule Rule, jitter time.Duration) (int64, string) {
+func (s *keyState) earliest(now int64, rule *Rule, jitter time.Duration) (int64, string) {
 	t, reason := now, ""
 	later := func(u int64, why string) {
 		if u > t {
@@ -143,8 +145,12 @@ func (s *keyState) earliest(now int64, rule Rule, jitter time.Duration) (int64, 
 
 // commit claims start t, which earliest returned, and returns the
 // reservation's ID.
-func (s *keyState) commit(t int64, rule Rule) uint64 {
-	s.undo = undo{true, s.used, s.tokens, s.tokensAt, s.last, s.hasLast, s.quietAt}
+func (s *keyState) commit(t int64, rule *Rule) uint64 {
+	// Field by field: a composite literal is built on the stack and then
+	// copied, which costs as much as the rest of commit.
+	u := &s.undo
+	u.valid, u.used, u.hasLast = true, s.used, s.hasLast
+	u.tokens, u.tokensAt, u.last, u.quietAt = s.tokens, s.tokensAt, s.last, s.quietAt
 	s.quietAt = max(s.quietAt, after(after(t, rule.MinDelay), rule.Jitter))
 	if rule.Rate > 0 {
 		s.tokens = s.tokensAtTime(t, rule) - 1
@@ -171,7 +177,7 @@ func (s *keyState) latestID() uint64 { return uint64(s.gen)<<32 | uint64(s.seq) 
 // quota slots, but the min-delay chain built on it stays. A reservation
 // of an earlier state of the key (another generation) is ignored: the key
 // was dropped after it, so it no longer counts.
-func (s *keyState) cancel(id uint64, start int64, rule Rule) {
+func (s *keyState) cancel(id uint64, start int64, rule *Rule) {
 	if uint32(id>>32) != s.gen {
 		return
 	}
@@ -202,7 +208,7 @@ func (s *keyState) pause(until int64) {
 }
 
 // state reports the key at now, claiming nothing.
-func (s *keyState) state(now int64, rule Rule) State {
+func (s *keyState) state(now int64, rule *Rule) State {
 	t, reason := s.earliest(now, rule, 0)
 	st := State{Wait: time.Duration(t - now), Reason: reason}
 	if s.pausedUntil > now {

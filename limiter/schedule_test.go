@@ -41,10 +41,10 @@ func TestQuietStateIsFresh(t *testing.T) {
 						s.pause(now + rng.Int64N(int64(time.Second)))
 					case op == 1 && len(made) > 0:
 						res := made[rng.IntN(len(made))]
-						s.cancel(res.ID, res.Start, rule)
+						s.cancel(res.ID, res.Start, &rule)
 					default:
-						start, _ := s.earliest(now, rule, randJitter(rng, rule))
-						id := s.commit(start, rule)
+						start, _ := s.earliest(now, &rule, randJitter(rng, rule))
+						id := s.commit(start, &rule)
 						made = append(made, Reservation{OK: true, ID: id, Start: start})
 					}
 				}
@@ -73,9 +73,9 @@ func schedule(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 	var out []string
 	for i, j := range jitters {
 		at := now + int64(i)*int64(100*time.Millisecond)
-		st := s.state(at, rule)
-		start, reason := s.earliest(at, rule, j)
-		s.commit(start, rule)
+		st := s.state(at, &rule)
+		start, reason := s.earliest(at, &rule, j)
+		s.commit(start, &rule)
 		out = append(out, fmt.Sprintf("%+v %d %s", st, start-at, reason))
 	}
 	return out
