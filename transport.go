@@ -215,7 +215,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	d.stats.Sent(sentAt, res.Wait, res.Degraded)
 	d.stats.InFlight(1)
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.send(req, d)
+	if err != nil {
+		return nil, err
+	}
+	d.stats.Response(resp.StatusCode)
+	t.learn(ctx, d, resp, sentAt)
+	resp.Body = t.track(d, resp.Body)
+	return resp, nil
+}
+
+// send sends the request, which holds d, through the base transport. If
+// the base fails, or panics, the request's flight ends there: its slot and
+// its claim on d are given back before the error returns or the panic goes
+// on up.
+func (t *Transport) send(req *http.Request, d *domain) (resp *http.Response, err error) {
+	answered := false
+	defer func() {
+		if !answered {
+			d.stats.Failed()
+			d.finish()
+		}
+	}()
+	resp, err = t.base.RoundTrip(req)
 	if err != nil || resp == nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
@@ -223,13 +245,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			err = errors.New("polite: base RoundTripper returned no response and no error")
 		}
-		d.stats.Failed()
-		d.finish()
 		return nil, err
 	}
-	d.stats.Response(resp.StatusCode)
-	t.learn(ctx, d, resp, sentAt)
-	resp.Body = t.track(d, resp.Body)
+	answered = true
 	return resp, nil
 }
 

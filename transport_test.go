@@ -387,6 +387,30 @@ func TestTransportBaseFailures(t *testing.T) {
 	}
 }
 
+func TestTransportBasePanicGivesBackItsSlot(t *testing.T) {
+	var panicking atomic.Bool
+	panicking.Store(true)
+	tr := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
+		if panicking.Load() {
+			panic("bug in the base")
+		}
+		return answer(req, http.StatusOK), nil
+	}), polite.WithDefault(config.Limit{RequestsPerSecond: 1000, Burst: 10, MaxConcurrent: 1}))
+
+	assert.PanicsWithValue(t, "bug in the base", func() {
+		_, _ = tr.RoundTrip(get(t, context.Background(), "http://example.com/"))
+	}, "the panic goes on up to the caller")
+
+	s, ok := tr.Stats("example.com")
+	require.True(t, ok)
+	assert.Equal(t, int64(1), s.FailedRequests)
+	assert.Equal(t, int64(0), s.InFlight)
+	panicking.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	assert.NoError(t, roundTrip(t, tr, ctx, "http://example.com/"), "the domain's only slot was given back")
+}
+
 // idleCloser counts CloseIdleConnections calls.
 type idleCloser struct {
 	baseFunc
