@@ -24,8 +24,7 @@ type queueDomain struct {
 	elem    *list.Element
 }
 
-// scanKeys is how many domains next compares, so that a pick costs the
-// same however many domains the list has.
+// scanKeys is how many domains next compares.
 const scanKeys = 16
 
 // sameWait is the difference in waits that next treats as none.
@@ -46,22 +45,68 @@ func newQueue(targets []target, wait func(key string) time.Duration) *queue {
 }
 
 // next takes the next target, and false when none is left. The caller
-// calls done with it when it is finished.
+// calls done with it when it is finished. It asks for the waits without
+// holding the queue's lock: with a shared limiter each is a round trip to
+// Redis, and workers must not queue up behind each other's.
 func (q *queue) next() (target, bool) {
+	for {
+		candidates := q.candidates()
+		if len(candidates) == 0 {
+			return target{}, false
+		}
+		for i := range candidates {
+			c := &candidates[i]
+			c.wait = q.wait(c.key)
+			if c.wait == 0 && c.busy == 0 {
+				candidates = candidates[:i+1]
+				break
+			}
+		}
+		if t, ok := q.take(candidates); ok {
+			return t, true
+		}
+		// Other workers took every candidate's last target meanwhile.
+	}
+}
+
+// candidate is a domain next considers, with how busy it was and how long
+// a request to it would wait.
+type candidate struct {
+	key  string
+	busy int
+	wait time.Duration
+}
+
+// candidates returns the next scanKeys domains in turn order, so that a
+// pick costs the same however many domains the list has.
+func (q *queue) candidates() []candidate {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []candidate
+	for e := q.ring.Front(); e != nil && len(out) < scanKeys; e = e.Next() {
+		key := e.Value.(string)
+		out = append(out, candidate{key: key, busy: q.domains[key].busy})
+	}
+	return out
+}
+
+// take takes a target of the best candidate that still has one: the
+// shortest wait, and of waits within sameWait of each other, the domain
+// with the fewest targets being fetched. It returns false if none has one.
+func (q *queue) take(candidates []candidate) (target, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	var (
 		best     *queueDomain
 		bestWait time.Duration
 	)
-	for e, i := q.ring.Front(), 0; e != nil && i < scanKeys; e, i = e.Next(), i+1 {
-		key := e.Value.(string)
-		d, w := q.domains[key], q.wait(key)
-		if best == nil || w < bestWait-sameWait || (w < bestWait+sameWait && d.busy < best.busy) {
-			best, bestWait = d, w
+	for _, c := range candidates {
+		d, ok := q.domains[c.key]
+		if !ok || len(d.targets) == 0 {
+			continue
 		}
-		if w == 0 && d.busy == 0 {
-			break
+		if best == nil || c.wait < bestWait-sameWait || (c.wait < bestWait+sameWait && d.busy < best.busy) {
+			best, bestWait = d, c.wait
 		}
 	}
 	if best == nil {

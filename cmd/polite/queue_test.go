@@ -71,6 +71,38 @@ func TestQueuePrefersIdleDomainsOnEqualWaits(t *testing.T) {
 	assert.Empty(t, q.domains, "finished domains are forgotten")
 }
 
+func TestQueueAsksForWaitsWithoutItsLock(t *testing.T) {
+	var q *queue
+	q = newQueue(targetsFor("a.test", "b.test"), func(string) time.Duration {
+		q.active() // takes the lock: this would never return if next held it
+		return 0
+	})
+	picked := make(chan string)
+	go func() {
+		for {
+			t, ok := q.next()
+			if !ok {
+				close(picked)
+				return
+			}
+			picked <- t.key
+		}
+	}()
+	var keys []string
+	for {
+		select {
+		case key, ok := <-picked:
+			if !ok {
+				assert.Equal(t, []string{"a.test", "b.test"}, keys)
+				return
+			}
+			keys = append(keys, key)
+		case <-time.After(10 * time.Second):
+			t.Fatal("next held the queue's lock while asking for a wait")
+		}
+	}
+}
+
 func TestQueueConcurrentWorkers(t *testing.T) {
 	var in []target
 	for i := range 500 {
