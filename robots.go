@@ -150,7 +150,7 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 		return err
 	}
 	d.fb.setCrawlDelay(rules.crawlDelay)
-	if rules.allows(path) {
+	if rules.allows(robotsPath(path)) {
 		return nil
 	}
 	if rules.unreachable != "" {
@@ -287,8 +287,10 @@ func (c *robotsCache) fetch(ctx context.Context, target, userAgent string) (*rob
 // parseRobots reads a robots.txt leniently, as RFC 9309 asks: when the
 // parser rejects the file, the lines it rejects (an Allow or Disallow
 // before any User-agent, a malformed Crawl-delay) are dropped and the rest
-// is read. A file that still fails to parse allows everything.
+// is read. A file that still fails to parse allows everything. The rules'
+// paths are read in robotsPath's form, as request URIs are matched.
 func parseRobots(body []byte) *robotstxt.RobotsData {
+	body = canonicalRules(body)
 	if data, err := robotstxt.FromBytes(body); err == nil {
 		return data
 	}

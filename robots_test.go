@@ -138,6 +138,36 @@ func TestRobotsDisallowedRequestIsNeverSent(t *testing.T) {
 	}
 }
 
+// TestRobotsMatchesPathsAsRFC9309Encodes them: a rule and a URL that
+// spell one path differently (raw UTF-8 or percent-encoded, "~" or "%7E")
+// still match.
+func TestRobotsMatchesPathsAsRFC9309EncodesThem(t *testing.T) {
+	s := &site{robots: robotsFile(200, "User-agent: *\nDisallow: /über\nDisallow: /%7eprivate\nDisallow: /%E3%83%84\n")}
+	tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
+	tests := []struct {
+		url     string
+		allowed bool
+	}{
+		{"http://example.com/über-uns", false},
+		{"http://example.com/%C3%BCber-uns", false},
+		{"http://example.com/%c3%bcber-uns", false},
+		{"http://example.com/~private/x", false},
+		{"http://example.com/%7Eprivate/x", false},
+		{"http://example.com/ツ", false},
+		{"http://example.com/uber-uns", true},
+		{"http://example.com/~public", true},
+	}
+	for _, tt := range tests {
+		err := roundTrip(t, tr, context.Background(), tt.url)
+		if tt.allowed {
+			assert.NoError(t, err, tt.url)
+		} else {
+			assert.ErrorIs(t, err, polite.ErrDisallowed, tt.url)
+		}
+	}
+	assert.Equal(t, []string{"/uber-uns", "/~public"}, s.sent(), "only the allowed requests were sent")
+}
+
 func TestRobotsCrawlDelay(t *testing.T) {
 	tests := []struct {
 		name  string
