@@ -204,18 +204,15 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	}
 }
 
-// waitOutPause follows a wait that slept for res: if the server paused the
-// domain meanwhile, the turn res claimed, from before the pause, is not
-// spent inside it, but given back and claimed anew. It leaves in res the
-// reservation the request goes with, its Wait the whole time waited.
+// waitOutPause follows a wait that slept for res: if the domain was paused
+// meanwhile, by this process or by another worker sharing the limiter, the
+// turn res claimed, from before the pause, is not spent inside it, but
+// given back and claimed anew. It leaves in res the reservation the request
+// goes with, its Wait the whole time waited.
 func (t *Transport) waitOutPause(ctx context.Context, d *domain, res *limiter.Reservation) error {
 	for {
-		end := d.fb.pauseEnd.Load()
-		if end == 0 {
-			return nil
-		}
 		now := t.clock.now()
-		if int64(now.Sub(t.clock.epoch)) >= end {
+		if !t.paused(ctx, d, now) {
 			return nil
 		}
 		if err := t.limiter.Cancel(context.WithoutCancel(ctx), limiter.Request{Key: d.key, Rule: d.rule()}, *res); err != nil {
@@ -228,6 +225,17 @@ func (t *Transport) waitOutPause(ctx context.Context, d *domain, res *limiter.Re
 			return err
 		}
 	}
+}
+
+// paused reports whether d is paused at now: by a pause this process asked
+// for, or, as its limiter says, by one another worker asked for. A limiter
+// that cannot answer counts as no pause: the request goes at its turn.
+func (t *Transport) paused(ctx context.Context, d *domain, now time.Time) bool {
+	if end := d.fb.pauseEnd.Load(); end != 0 && int64(now.Sub(t.clock.epoch)) < end {
+		return true
+	}
+	st, err := t.limiter.State(ctx, d.key, d.rule())
+	return err == nil && st.Paused > 0
 }
 
 // fillPause sets s.PausedUntil and s.PauseReason from the limiter's state

@@ -18,6 +18,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // arrivals records when a test server saw each request.
@@ -281,6 +282,40 @@ func TestFeedbackWaitingRequestHonoursALaterPause(t *testing.T) {
 		done.Wait()
 		assert.Equal(t, 35*time.Second, sentB.Sub(start), "/b went when the pause that began at +5s ended")
 		s, _ := tr.Stats("example.com")
+		assert.Equal(t, 35*time.Second, s.TotalWaitTime, "/b's whole wait is counted")
+	})
+}
+
+// TestFeedbackWaitingRequestHonoursAnotherWorkersPause: two Transports
+// share a limiter, as workers sharing Redis do. A request of one claimed
+// its turn before the other's server asked for a pause; it does not go
+// inside the pause either.
+func TestFeedbackWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var sentB time.Time
+		shared := limiter.NewMemory()
+		limit := polite.WithDefault(config.Limit{MinDelay: 10 * time.Second})
+		worker1 := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/b" {
+				sentB = time.Now()
+			}
+			return answer(req, http.StatusOK), nil
+		}), limit, polite.WithLimiter(shared))
+		worker2 := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
+			time.Sleep(5 * time.Second)
+			resp := answer(req, http.StatusTooManyRequests)
+			resp.Header.Set("Retry-After", "30")
+			return resp, nil
+		}), limit, polite.WithLimiter(shared))
+		ctx := context.Background()
+		var done sync.WaitGroup
+		done.Go(func() { assert.NoError(t, roundTrip(t, worker2, ctx, "http://example.com/a")) })
+		synctest.Wait() // /a is in flight on worker 2; /b will claim the turn at +10s
+		done.Go(func() { assert.NoError(t, roundTrip(t, worker1, ctx, "http://example.com/b")) })
+		done.Wait()
+		assert.Equal(t, 35*time.Second, sentB.Sub(start), "/b went when the pause that began at +5s ended")
+		s, _ := worker1.Stats("example.com")
 		assert.Equal(t, 35*time.Second, s.TotalWaitTime, "/b's whole wait is counted")
 	})
 }
