@@ -44,33 +44,69 @@ const (
 )
 
 // feedback is what a domain has learned from its server's responses. mu
-// guards pause and adaptive; the atomics are what the request path reads
-// without taking the lock.
+// guards pause and adaptive, and the writes of the Crawl-delay; the
+// atomics are what the request path reads without taking the lock.
 type feedback struct {
 	mu       sync.Mutex
 	pause    pauseState
 	adaptive time.Duration // the adaptive delay; 0 until the first response
 
-	minDelay   atomic.Int64 // nanoseconds: the larger of crawlDelay and adaptive
-	crawlDelay atomic.Int64 // nanoseconds: the largest Crawl-delay of the domain's hosts
-	pauseEnd   atomic.Int64 // end of pause.until on the Transport's clock, in ns since its epoch; 0 if none
-	backingOff atomic.Bool  // pause.step > 0: a success has a backoff to reset
+	minDelay   atomic.Int64                   // nanoseconds: the larger of the Crawl-delay and adaptive
+	crawl      atomic.Pointer[hostCrawlDelay] // the domain's Crawl-delay; nil until a robots.txt gave one
+	pauseEnd   atomic.Int64                   // end of pause.until on the Transport's clock, in ns since its epoch; 0 if none
+	backingOff atomic.Bool                    // pause.step > 0: a success has a backoff to reset
 }
 
-// setCrawlDelay raises the domain's Crawl-delay to c; a host of the domain
-// with a shorter one does not lower it.
-func (f *feedback) setCrawlDelay(c time.Duration) {
-	if int64(c) <= f.crawlDelay.Load() {
+// hostCrawlDelay is a domain's Crawl-delay, the longest its hosts ask
+// for, and the host (a robotsKey) whose robots.txt asks for it.
+type hostCrawlDelay struct {
+	host  string
+	delay time.Duration
+}
+
+// setCrawlDelay takes in c, the Crawl-delay of host's robots.txt, which a
+// request of the domain is about to follow. The domain keeps the longest
+// Crawl-delay its hosts ask for: a host asking for more raises it, and the
+// host that set it lowers it when its robots.txt, fetched anew, asks for
+// less. (A host that still asks for more raises it again with its next
+// request: the domain remembers one host, not all.)
+func (f *feedback) setCrawlDelay(host string, c time.Duration) {
+	if f.crawlDelayHolds(host, c) {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.crawlDelay.Store(max(f.crawlDelay.Load(), int64(c)))
+	if f.crawlDelayHolds(host, c) {
+		return
+	}
+	f.crawl.Store(&hostCrawlDelay{host: host, delay: c})
 	f.updateMinDelayLocked()
 }
 
+// crawlDelayHolds reports whether the domain's Crawl-delay already takes
+// in c, host's.
+func (f *feedback) crawlDelayHolds(host string, c time.Duration) bool {
+	current := f.crawl.Load()
+	switch {
+	case current == nil:
+		return c == 0
+	case current.host == host:
+		return c == current.delay
+	default:
+		return c <= current.delay
+	}
+}
+
+// crawlDelay returns the domain's Crawl-delay; 0 if it has none.
+func (f *feedback) crawlDelay() time.Duration {
+	if c := f.crawl.Load(); c != nil {
+		return c.delay
+	}
+	return 0
+}
+
 func (f *feedback) updateMinDelayLocked() {
-	f.minDelay.Store(max(f.crawlDelay.Load(), int64(f.adaptive)))
+	f.minDelay.Store(int64(max(f.crawlDelay(), f.adaptive)))
 }
 
 // pauseState is the pause state machine of one domain: the latest pause
@@ -255,7 +291,7 @@ func (t *Transport) fillPause(s *stats.Snapshot, d *domain, st limiter.State, no
 	}
 	s.PausedUntil = now.Add(st.Wait)
 	s.PauseReason = PauseAdaptive
-	if f.crawlDelay.Load() == f.minDelay.Load() {
+	if int64(f.crawlDelay()) == f.minDelay.Load() {
 		s.PauseReason = PauseCrawlDelay
 	}
 }

@@ -114,6 +114,30 @@ func TestFeedbackPauseStateMachine(t *testing.T) {
 	}
 }
 
+func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
+	const www, shop = "https://www.example.com:443", "https://shop.example.com:443"
+	var f feedback
+	steps := []struct {
+		host string
+		c    time.Duration
+		want time.Duration
+	}{
+		{www, 0, 0},
+		{www, 3 * time.Second, 3 * time.Second},
+		{shop, time.Second, 3 * time.Second}, // the longest applies
+		{www, 0, 0},                          // www's file fetched anew, without one
+		{shop, time.Second, time.Second},     // shop's next request
+		{shop, 2 * time.Second, 2 * time.Second},
+		{www, time.Second, 2 * time.Second},
+		{shop, 0, 0},
+	}
+	for _, s := range steps {
+		f.setCrawlDelay(s.host, s.c)
+		assert.Equal(t, s.want, f.crawlDelay(), "after %s says %v", s.host, s.c)
+		assert.Equal(t, int64(s.want), f.minDelay.Load())
+	}
+}
+
 func TestFeedbackPauseReason(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	var p pauseState

@@ -145,11 +145,12 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 	if path == "/robots.txt" {
 		return nil
 	}
-	rules, err := c.rules(ctx, req, d)
+	host := robotsKey(u)
+	rules, err := c.rules(ctx, host, req, d)
 	if err != nil {
 		return err
 	}
-	d.fb.setCrawlDelay(rules.crawlDelay)
+	d.fb.setCrawlDelay(host, rules.crawlDelay)
 	if rules.allows(robotsPath(path)) {
 		return nil
 	}
@@ -159,10 +160,9 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 	return fmt.Errorf("%w: %s %s", ErrDisallowed, req.Method, u.Redacted())
 }
 
-// rules returns the robots.txt rules of req's host, waiting for a fetch
-// when they are not known or have expired.
-func (c *robotsCache) rules(ctx context.Context, req *http.Request, d *domain) (*robotsRules, error) {
-	key := robotsKey(req.URL)
+// rules returns the robots.txt rules of req's host, whose robotsKey is
+// key, waiting for a fetch when they are not known or have expired.
+func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, d *domain) (*robotsRules, error) {
 	now := c.t.clock.now()
 	c.mu.Lock()
 	e, ok := c.hosts[key]

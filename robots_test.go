@@ -203,6 +203,31 @@ func TestRobotsCrawlDelay(t *testing.T) {
 	}
 }
 
+// TestRobotsCrawlDelayFollowsTheFileFetchedAnew: once the robots.txt
+// expires and is fetched again, its new, shorter Crawl-delay applies.
+func TestRobotsCrawlDelayFollowsTheFileFetchedAnew(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var fetches atomic.Int32
+		s := &site{robots: func(req *http.Request) (*http.Response, error) {
+			if fetches.Add(1) == 1 {
+				return robotsFile(200, "User-agent: *\nCrawl-delay: 2\n")(req)
+			}
+			return robotsFile(200, "User-agent: *\nCrawl-delay: 1\n")(req)
+		}}
+		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"), polite.WithRobotsTTL(time.Minute))
+		get := func() { require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/page")) }
+		get()
+		get()
+		time.Sleep(2 * time.Minute) // the file expires
+		get()
+		get()
+		require.Len(t, s.times, 4)
+		assert.Equal(t, 2*time.Second, s.times[1].Sub(s.times[0]))
+		assert.Equal(t, time.Second, s.times[3].Sub(s.times[2]), "the new Crawl-delay")
+		assert.Equal(t, int32(2), fetches.Load())
+	})
+}
+
 func TestRobotsFetchIsPaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &site{robots: robotsFile(200, "User-agent: *\nAllow: /\n")}
