@@ -43,6 +43,7 @@ type Transport struct {
 	keyFunc        KeyFunc
 	hostOnlyKeys   bool
 	limiter        limiter.Limiter
+	memory         *limiter.Memory // limiter, if it is a Memory: reserved through without copies
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
@@ -105,6 +106,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxPause:          o.maxPause,
 		targetConcurrency: o.targetConcurrency,
 	}
+	t.memory, _ = o.limiter.(*limiter.Memory)
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.hosts.limit = 2 * o.maxDomains
@@ -294,7 +296,8 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) (waited bool, err e
 
 // wait reserves the request's turn at now into res and sleeps until it
 // comes. (res is filled in place: a Reservation is too large to return
-// cheaply on the path every request takes.)
+// cheaply on the path every request takes; for the same reason a Memory
+// limiter is called through ReserveInto, not the Limiter interface.)
 func (t *Transport) wait(ctx context.Context, d *domain, now time.Time, res *limiter.Reservation) error {
 	if d.unpaced {
 		*res = limiter.Reservation{OK: true}
@@ -312,7 +315,9 @@ func (t *Transport) wait(ctx context.Context, d *domain, now time.Time, res *lim
 		}
 	}
 	var err error
-	if *res, err = t.limiter.Reserve(ctx, r); err != nil {
+	if t.memory != nil {
+		t.memory.ReserveInto(&r, res)
+	} else if *res, err = t.limiter.Reserve(ctx, r); err != nil {
 		return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 	}
 	if !res.OK {

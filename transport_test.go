@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,11 +20,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter/redislimiter"
 )
 
 // baseFunc is an in-memory http.RoundTripper, usable inside a synctest
@@ -104,6 +107,7 @@ var (
 func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 	errKey := errors.New("no key for you")
 	errBase := errors.New("connection refused")
+	redisDown := downRedisLimiter(t)
 	tests := []struct {
 		name  string
 		opts  []polite.Option
@@ -191,6 +195,14 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 			},
 		},
 		{
+			name: "limiter error",
+			opts: []polite.Option{polite.WithLimiter(redisDown)},
+			check: func(t *testing.T, err error) {
+				assert.ErrorIs(t, err, redislimiter.ErrUnavailable)
+				assert.ErrorContains(t, err, "polite: example.com: limiter: ")
+			},
+		},
+		{
 			name: "base error",
 			base: func(req *http.Request) (*http.Response, error) {
 				req.Body.Close() // the base owns the body once it has it
@@ -259,6 +271,22 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 			tt.check(t, err)
 		})
 	}
+}
+
+// downRedisLimiter returns a Redis limiter that fails closed, on a port
+// where no Redis listens.
+func downRedisLimiter(t *testing.T) *redislimiter.Limiter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	t.Cleanup(func() { client.Close() })
+	l, err := redislimiter.New(client, redislimiter.FailClosed(), redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l
 }
 
 // sendOne sends one request to example.com, taking its domain's turn.

@@ -65,6 +65,24 @@ func NewMemory() *Memory {
 
 // Reserve implements Limiter at r.Now, or at the current time if r.Now is zero.
 func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
+	var res Reservation
+	m.ReserveInto(&r, &res)
+	return res, nil
+}
+
+// ReserveAt is Reserve at time now (the current time if now is zero).
+func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
+	r.Now = now
+	var res Reservation
+	m.ReserveInto(&r, &res)
+	return res
+}
+
+// ReserveInto is Reserve for callers on a hot path: it reads r and writes
+// the reservation into res, copying neither. (The Transport calls it for
+// every request: passing a Request and a Reservation by value through the
+// Limiter interface cost about as much as the decision itself.)
+func (m *Memory) ReserveInto(r *Request, res *Reservation) {
 	now := r.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -79,18 +97,12 @@ func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
 	s.fitWindows(&r.Rule)
 	t, reason := s.earliest(n, &r.Rule, jitter)
 	wait := time.Duration(t - n)
+	res.Wait, res.Reason, res.Degraded = wait, reason, false
 	if r.MaxWait > 0 && wait > r.MaxWait {
-		return Reservation{Wait: wait, Reason: reason}, nil
+		res.OK, res.ID, res.Start = false, 0, 0
+		return
 	}
-	id := s.commit(t, &r.Rule)
-	return Reservation{OK: true, Wait: wait, Reason: reason, ID: id, Start: t}, nil
-}
-
-// ReserveAt is Reserve at time now (the current time if now is zero).
-func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
-	r.Now = now
-	res, _ := m.Reserve(context.Background(), r)
-	return res
+	res.OK, res.ID, res.Start = true, s.commit(t, &r.Rule), t
 }
 
 // Cancel implements Limiter.

@@ -635,6 +635,29 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 	assert.Greater(t, st.Paused, 59*time.Minute)
 }
 
+func TestReserveIntoMatchesReserveAndOverwritesRes(t *testing.T) {
+	now := time.Now()
+	rule := limiter.Rule{Rate: 1, Burst: 1}
+	viaValue, viaPointer := limiter.NewMemory(), limiter.NewMemory()
+	res := limiter.Reservation{OK: true, Wait: time.Hour, Reason: "stale", Degraded: true, ID: 99, Start: 99}
+	var firstWant, firstGot int64
+	for i, maxWait := range []time.Duration{0, 0, time.Millisecond} { // the third is refused
+		r := limiter.Request{Key: "example.com", Rule: rule, MaxWait: maxWait, Now: now}
+		want, err := viaValue.Reserve(context.Background(), r)
+		require.NoError(t, err)
+		viaPointer.ReserveInto(&r, &res)
+		if i == 0 {
+			firstWant, firstGot = want.Start, res.Start
+		}
+		if want.OK {
+			// Starts are on each limiter's own clock: compare them from the first.
+			want.Start -= firstWant
+			res.Start -= firstGot
+		}
+		assert.Equal(t, want, res, "reservation %d", i)
+	}
+}
+
 func TestRuleOf(t *testing.T) {
 	q := []config.Quota{{Requests: 3, Window: time.Hour}}
 	l := config.Limit{RequestsPerSecond: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), MaxConcurrent: 4, Quotas: q}
