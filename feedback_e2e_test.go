@@ -258,66 +258,43 @@ func TestFeedbackInFlightThrottlesCountOnce(t *testing.T) {
 }
 
 // TestFeedbackWaitingRequestHonoursALaterPause: a request that claimed its
-// turn before a server asked for a pause does not go inside the pause.
+// turn before a server asked for a pause does not go inside the pause,
+// whether its own Transport learned of the pause or another one sharing
+// its limiter did, as workers sharing Redis do.
 func TestFeedbackWaitingRequestHonoursALaterPause(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		var sentB time.Time
-		base := baseFunc(func(req *http.Request) (*http.Response, error) {
-			if req.URL.Path == "/a" {
-				time.Sleep(5 * time.Second)
-				resp := answer(req, http.StatusTooManyRequests)
-				resp.Header.Set("Retry-After", "30")
-				return resp, nil
-			}
-			sentB = time.Now()
-			return answer(req, http.StatusOK), nil
+	for _, learnedBy := range []string{"the same transport", "another worker"} {
+		t.Run(learnedBy, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var sentB time.Time
+				base := baseFunc(func(req *http.Request) (*http.Response, error) {
+					if req.URL.Path == "/a" {
+						time.Sleep(5 * time.Second)
+						resp := answer(req, http.StatusTooManyRequests)
+						resp.Header.Set("Retry-After", "30")
+						return resp, nil
+					}
+					sentB = time.Now()
+					return answer(req, http.StatusOK), nil
+				})
+				opts := []polite.Option{polite.WithDefault(config.Limit{MinDelay: 10 * time.Second}), polite.WithLimiter(limiter.NewMemory())}
+				tr := newTransport(t, base, opts...)
+				learner := tr
+				if learnedBy == "another worker" {
+					learner = newTransport(t, base, opts...)
+				}
+				ctx := context.Background()
+				var done sync.WaitGroup
+				done.Go(func() { assert.NoError(t, roundTrip(t, learner, ctx, "http://example.com/a")) })
+				synctest.Wait() // /a is in flight; /b will claim the turn at +10s
+				done.Go(func() { assert.NoError(t, roundTrip(t, tr, ctx, "http://example.com/b")) })
+				done.Wait()
+				assert.Equal(t, 35*time.Second, sentB.Sub(start), "/b went when the pause that began at +5s ended")
+				s, _ := tr.Stats("example.com")
+				assert.Equal(t, 35*time.Second, s.TotalWaitTime, "/b's whole wait is counted")
+			})
 		})
-		tr := newTransport(t, base, polite.WithDefault(config.Limit{MinDelay: 10 * time.Second}))
-		ctx := context.Background()
-		var done sync.WaitGroup
-		done.Go(func() { assert.NoError(t, roundTrip(t, tr, ctx, "http://example.com/a")) })
-		synctest.Wait() // /a is in flight; /b will claim the turn at +10s
-		done.Go(func() { assert.NoError(t, roundTrip(t, tr, ctx, "http://example.com/b")) })
-		done.Wait()
-		assert.Equal(t, 35*time.Second, sentB.Sub(start), "/b went when the pause that began at +5s ended")
-		s, _ := tr.Stats("example.com")
-		assert.Equal(t, 35*time.Second, s.TotalWaitTime, "/b's whole wait is counted")
-	})
-}
-
-// TestFeedbackWaitingRequestHonoursAnotherWorkersPause: two Transports
-// share a limiter, as workers sharing Redis do. A request of one claimed
-// its turn before the other's server asked for a pause; it does not go
-// inside the pause either.
-func TestFeedbackWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		var sentB time.Time
-		shared := limiter.NewMemory()
-		limit := polite.WithDefault(config.Limit{MinDelay: 10 * time.Second})
-		worker1 := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
-			if req.URL.Path == "/b" {
-				sentB = time.Now()
-			}
-			return answer(req, http.StatusOK), nil
-		}), limit, polite.WithLimiter(shared))
-		worker2 := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
-			time.Sleep(5 * time.Second)
-			resp := answer(req, http.StatusTooManyRequests)
-			resp.Header.Set("Retry-After", "30")
-			return resp, nil
-		}), limit, polite.WithLimiter(shared))
-		ctx := context.Background()
-		var done sync.WaitGroup
-		done.Go(func() { assert.NoError(t, roundTrip(t, worker2, ctx, "http://example.com/a")) })
-		synctest.Wait() // /a is in flight on worker 2; /b will claim the turn at +10s
-		done.Go(func() { assert.NoError(t, roundTrip(t, worker1, ctx, "http://example.com/b")) })
-		done.Wait()
-		assert.Equal(t, 35*time.Second, sentB.Sub(start), "/b went when the pause that began at +5s ended")
-		s, _ := worker1.Stats("example.com")
-		assert.Equal(t, 35*time.Second, s.TotalWaitTime, "/b's whole wait is counted")
-	})
+	}
 }
 
 func TestFeedbackOptionErrors(t *testing.T) {
