@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+
+	"github.com/polite-go/polite/internal/ticket"
 )
 
 // trackedBody ends its request's flight when it is closed, once.
@@ -11,12 +13,14 @@ type trackedBody struct {
 	io.ReadCloser
 	done atomic.Bool
 	d    *domain
+	tk   *ticket.Ticket // the request's, if it carries one
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
 	if b.done.CompareAndSwap(false, true) {
 		b.d.finish()
+		b.tk.Done()
 	}
 	return err
 }
@@ -31,12 +35,13 @@ func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p)
 
 // track wraps body so that closing it ends the request's flight; a missing
 // or empty body ends it at once.
-func (t *Transport) track(d *domain, body io.ReadCloser) io.ReadCloser {
+func (t *Transport) track(d *domain, body io.ReadCloser, tk *ticket.Ticket) io.ReadCloser {
 	if body == nil || body == http.NoBody {
 		d.finish()
+		tk.Done()
 		return body
 	}
-	tb := &trackedBody{ReadCloser: body, d: d}
+	tb := &trackedBody{ReadCloser: body, d: d, tk: tk}
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tb, w}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
 )
@@ -179,6 +180,15 @@ func (t *Transport) newDomain(key string) *domain {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tk := ticket.From(req.Context())
+	resp, err := t.roundTrip(req, tk)
+	if err != nil {
+		tk.Done()
+	}
+	return resp, err
+}
+
+func (t *Transport) roundTrip(req *http.Request, tk *ticket.Ticket) (*http.Response, error) {
 	now := t.clock.now()
 	d, err := t.acquire(req, now)
 	if err != nil {
@@ -223,7 +233,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, sentAt)
-	resp.Body = t.track(d, resp.Body)
+	resp.Body = t.track(d, resp.Body, tk)
 	return resp, nil
 }
 
@@ -472,4 +482,27 @@ func (t *Transport) logLimits() {
 func limitAttrs(domain string, l *config.Limit) []any {
 	return []any{"domain", domain, "enabled", !l.Disabled, "rate", l.RequestsPerSecond, "burst", l.Burst,
 		"min_delay", l.MinDelay, "jitter", l.Jitter, "max_concurrent", l.MaxConcurrent, "quotas", len(l.Quotas)}
+}
+
+// Key returns the domain key req is paced under, as the key function
+// names it.
+func (t *Transport) Key(req *http.Request) (string, error) {
+	key, err := t.keyFunc(req)
+	if err != nil && !errors.Is(err, ErrNoHost) {
+		return "", fmt.Errorf("polite: key function: %w", err)
+	}
+	return key, err
+}
+
+// Limit returns the limit that paces domain: its own, or the default.
+func (t *Transport) Limit(domain string) config.Limit {
+	if l, ok := t.limits[domain]; ok {
+		return *l
+	}
+	if key, err := normalizeHost(domain); err == nil {
+		if l, ok := t.limits[key]; ok {
+			return *l
+		}
+	}
+	return *t.defaultLimit
 }
