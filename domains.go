@@ -24,29 +24,13 @@ type domain struct {
 	lastUsed atomic.Int64 // unix nanoseconds
 	stats    stats.Recorder
 
-	evicted  atomic.Bool
-	handle   limiter.Handle // saves the limiter its lookup of key
-	key      string
-	limit    *config.Limit
-	baseRule limiter.Rule  // the limit's rule, before what servers ask
-	unpaced  bool          // disabled, or an exempt loopback host
-	slots    chan struct{} // nil without MaxConcurrent
-	fb       feedback      // what the server said: pauses, Crawl-delay, adaptive delay
-}
-
-// rule is the limit's rule with the gap between requests widened to what
-// the server asked for: max(configured MinDelay, Crawl-delay, adaptive delay).
-func (d *domain) rule() limiter.Rule {
-	r := d.baseRule
-	d.widen(&r)
-	return r
-}
-
-// widen widens r's gap between requests to what the server asked for.
-func (d *domain) widen(r *limiter.Rule) {
-	if m := time.Duration(d.fb.minDelay.Load()); m > r.MinDelay {
-		r.MinDelay = m
-	}
+	evicted   atomic.Bool
+	listening atomic.Bool // a throttled response came: the next success ends a backoff
+	key       string
+	limit     *config.Limit
+	rule      limiter.Rule
+	unpaced   bool          // disabled, or an exempt loopback host
+	slots     chan struct{} // nil without MaxConcurrent
 }
 
 // finish ends a sent request: its slot and its domain are free again.

@@ -1,8 +1,10 @@
 package polite
 
 import (
+	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -182,4 +184,16 @@ func WithRobotsTTL(d time.Duration) Option {
 // (DefaultMaxCrawlDelay by default); 0 ignores Crawl-delay.
 func WithMaxCrawlDelay(d time.Duration) Option {
 	return func(o *options) { o.robots.maxCrawlDelay = d }
+}
+
+// checkListening reports the first option about listening to servers
+// that cannot be used.
+func (o *options) checkListening() error {
+	switch {
+	case o.maxPause <= 0:
+		return fmt.Errorf("polite: WithMaxPause: must be positive, got %v", o.maxPause)
+	case !(o.targetConcurrency > 0) || math.IsInf(o.targetConcurrency, 1):
+		return fmt.Errorf("polite: WithTargetConcurrency: must be positive and finite, got %v", o.targetConcurrency)
+	}
+	return o.robots.check()
 }

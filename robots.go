@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/temoto/robotstxt"
+
+	"github.com/polite-go/polite/limiter"
 )
 
 // DefaultRobotsTTL is how long a host's robots.txt is kept before it is
@@ -150,7 +152,12 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 	if err != nil {
 		return err
 	}
-	d.fb.setCrawlDelay(host, rules.crawlDelay)
+	if !d.unpaced {
+		o := limiter.Observation{Host: host, CrawlDelay: rules.crawlDelay}
+		if _, err := c.t.limiter.Observe(context.WithoutCancel(ctx), &limiter.Request{Key: d.key, Rule: &d.rule}, &o); err != nil {
+			c.t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
+		}
+	}
 	if rules.allows(robotsPath(path)) {
 		return nil
 	}

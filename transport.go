@@ -44,7 +44,6 @@ type Transport struct {
 	keyFunc        KeyFunc
 	hostOnlyKeys   bool
 	limiter        limiter.Limiter
-	memory         *limiter.Memory // limiter, if it is a Memory: reserved through without copies
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
@@ -107,7 +106,6 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxPause:          o.maxPause,
 		targetConcurrency: o.targetConcurrency,
 	}
-	t.memory, _ = o.limiter.(*limiter.Memory)
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.hosts.limit = 2 * o.maxDomains
@@ -170,7 +168,8 @@ func (t *Transport) newDomain(key string) *domain {
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{key: key, limit: l, baseRule: limiter.RuleOf(*l), unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key))}
+	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l), unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key))}
+	d.rule.MaxPause, d.rule.Target = t.maxPause, t.targetConcurrency
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}
@@ -181,18 +180,10 @@ func (t *Transport) newDomain(key string) *domain {
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tk := ticket.From(req.Context())
-	resp, err := t.roundTrip(req, tk)
-	if err != nil {
-		tk.Done()
-	}
-	return resp, err
-}
-
-func (t *Transport) roundTrip(req *http.Request, tk *ticket.Ticket) (*http.Response, error) {
-	now := t.clock.now()
-	d, err := t.acquire(req, now)
+	d, err := t.acquire(req)
 	if err != nil {
 		closeRequestBody(req)
+		tk.Done()
 		return nil, err
 	}
 	ctx := req.Context()
@@ -201,38 +192,27 @@ func (t *Transport) roundTrip(req *http.Request, tk *ticket.Ticket) (*http.Respo
 			if errors.Is(err, ErrDisallowed) {
 				d.stats.Disallowed()
 			}
-			return nil, refuse(req, d, false, err)
+			return nil, refuse(req, d, tk, false, err)
 		}
-		now = t.clock.now()
 	}
-	if waited, err := t.takeSlot(ctx, d); waited || err != nil {
-		now = t.clock.now()
-		if err != nil {
-			d.stats.Canceled()
-			return nil, refuse(req, d, false, err)
-		}
+	if err := t.takeSlot(ctx, d); err != nil {
+		d.stats.Canceled()
+		return nil, refuse(req, d, tk, false, err)
 	}
 	var res limiter.Reservation
-	err = t.wait(ctx, d, now, &res)
-	if err == nil && res.Wait > 0 {
-		err = t.waitOutPause(ctx, d, &res)
-	}
-	if err != nil {
+	if err := t.wait(ctx, d, &res); err != nil {
 		d.stats.Canceled()
-		return nil, refuse(req, d, true, err)
+		return nil, refuse(req, d, tk, true, err)
 	}
-	sentAt := now
-	if res.Wait > 0 {
-		sentAt = t.clock.now()
-	}
-	d.stats.Sent(sentAt, res.Wait, res.Degraded)
+	sent := t.clock.now()
+	d.stats.Sent(sent, res.Wait, res.Degraded)
 	d.stats.InFlight(1)
-	resp, err := t.send(req, d)
+	resp, err := t.send(req, d, tk)
 	if err != nil {
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
-	t.learn(ctx, d, resp, sentAt)
+	t.learn(ctx, d, resp, sent)
 	resp.Body = t.track(d, resp.Body, tk)
 	return resp, nil
 }
@@ -241,12 +221,13 @@ func (t *Transport) roundTrip(req *http.Request, tk *ticket.Ticket) (*http.Respo
 // the base fails, or panics, the request's flight ends there: its slot and
 // its claim on d are given back before the error returns or the panic goes
 // on up.
-func (t *Transport) send(req *http.Request, d *domain) (resp *http.Response, err error) {
+func (t *Transport) send(req *http.Request, d *domain, tk *ticket.Ticket) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
 			d.stats.Failed()
 			d.finish()
+			tk.Done()
 		}
 	}()
 	resp, err = t.base.RoundTrip(req)
@@ -264,8 +245,9 @@ func (t *Transport) send(req *http.Request, d *domain) (resp *http.Response, err
 }
 
 // acquire finds the request's domain and claims it for the request.
-func (t *Transport) acquire(req *http.Request, now time.Time) (*domain, error) {
+func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	keyOf := func() (string, error) { return t.keyFunc(req) }
+	now := t.clock.now()
 	var d *domain
 	var err error
 	if t.hostOnlyKeys && req.URL != nil {
@@ -285,81 +267,59 @@ func (t *Transport) acquire(req *http.Request, now time.Time) (*domain, error) {
 	return d, nil
 }
 
-// takeSlot takes a place under the domain's MaxConcurrent, and says
-// whether it had to wait for one.
-func (t *Transport) takeSlot(ctx context.Context, d *domain) (waited bool, err error) {
+// takeSlot takes a place under the domain's MaxConcurrent.
+func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	if d.slots == nil {
-		return false, nil
+		return nil
 	}
 	select {
 	case d.slots <- struct{}{}:
-		return false, nil
+		return nil
 	default:
 	}
 	select {
 	case d.slots <- struct{}{}:
-		return true, nil
+		return nil
 	case <-ctx.Done():
-		return true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
 	}
 }
 
-// wait reserves the request's turn at now into res and sleeps until it
-// comes. (res is filled in place: a Reservation is too large to return
-// cheaply on the path every request takes; for the same reason a Memory
-// limiter is called through ReserveInto, not the Limiter interface.)
-func (t *Transport) wait(ctx context.Context, d *domain, now time.Time, res *limiter.Reservation) error {
+// wait waits for the request's turn in d, as res.
+func (t *Transport) wait(ctx context.Context, d *domain, res *limiter.Reservation) error {
 	if d.unpaced {
-		*res = limiter.Reservation{OK: true}
+		res.OK = true
 		return nil
 	}
-	if err := ctx.Err(); err != nil {
-		return &WaitError{Domain: d.key, RetryAt: now, Err: err}
+	r := limiter.Request{Key: d.key, Rule: &d.rule, MaxWait: t.maxWait}
+	err := limiter.Wait(ctx, t.limiter, &r, res)
+	if err == nil {
+		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
+			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
+		}
+		return nil
 	}
-	r := limiter.Request{Key: d.key, Rule: d.baseRule, MaxWait: t.maxWait, Handle: &d.handle, Now: now}
-	d.widen(&r.Rule)
-	cause := ErrWaitTooLong
-	if deadline, ok := ctx.Deadline(); ok {
-		if left := deadline.Sub(now); r.MaxWait == 0 || left < r.MaxWait {
-			r.MaxWait, cause = max(left, 1), context.DeadlineExceeded
+	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
+		if errors.Is(err, cause) {
+			if cause == limiter.ErrWaitTooLong {
+				cause = ErrWaitTooLong
+			}
+			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
 		}
 	}
-	var err error
-	if t.memory != nil {
-		t.memory.ReserveInto(&r, res)
-	} else if *res, err = t.limiter.Reserve(ctx, r); err != nil {
-		return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
-	}
-	if !res.OK {
-		return &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: cause}
-	}
-	if res.Wait <= 0 {
-		return nil
-	}
-	if t.logger.Enabled(ctx, slog.LevelDebug) {
-		t.logger.DebugContext(ctx, "polite: waiting", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
-	}
-	timer := time.NewTimer(res.Wait)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		if err := t.limiter.Cancel(context.WithoutCancel(ctx), r, *res); err != nil {
-			t.logger.WarnContext(ctx, "polite: could not give back a cancelled turn", "domain", d.key, "err", err)
-		}
-		return &WaitError{Domain: d.key, RetryAt: now.Add(res.Wait), Err: ctx.Err()}
-	}
+	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
 // refuse ends a request that will not be sent: it gives back its slot
-// (if it holds one) and its claim on d, closes its body, and returns err.
-func refuse(req *http.Request, d *domain, holdsSlot bool, err error) error {
+// (if it holds one) and its claim on d, closes its body, ends its ticket,
+// and returns err.
+func refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
 	if holdsSlot {
 		d.giveSlot()
 	}
 	d.release()
 	closeRequestBody(req)
+	tk.Done()
 	return err
 }
 
@@ -418,7 +378,7 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 	if d.unpaced {
 		return 0
 	}
-	st, err := t.limiter.State(context.Background(), d.key, d.rule())
+	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
 	if err != nil {
 		return 0
 	}
@@ -430,12 +390,17 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	if d.unpaced {
 		return s
 	}
-	st, err := t.limiter.State(context.Background(), d.key, d.rule())
+	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
 	if err != nil {
 		return s
 	}
 	now := time.Now()
-	t.fillPause(&s, d, st, now)
+	switch {
+	case st.Paused > 0:
+		s.PausedUntil, s.PauseReason = now.Add(st.Paused), string(st.PauseReason)
+	case st.Wait > 0 && (st.Reason == PauseCrawlDelay || st.Reason == PauseAdaptive):
+		s.PausedUntil, s.PauseReason = now.Add(st.Wait), string(st.Reason)
+	}
 	for i, q := range st.Quotas {
 		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
 		if q.NextFree > 0 {

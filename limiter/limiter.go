@@ -3,39 +3,43 @@ package limiter
 
 import (
 	"context"
-	"sync/atomic"
+	"errors"
 	"time"
 
 	"github.com/polite-go/polite/config"
 )
 
-// Limiter schedules requests per key under a Rule. Every rule of a key is
-// decided in one step, so that a request never holds a slot of one rule
-// while it waits on another. Implementations measure time on their own
-// clock and speak in durations relative to it, so that callers never mix
-// clocks: the in-memory Memory uses this process's monotonic clock,
-// redislimiter uses Redis's TIME.
+// Limiter keeps the pace of every key (a domain): it decides each
+// request's turn under the key's Rule and what its server asked for, and
+// learns from what the server says. Every rule of a key is decided in one
+// step, so that a request never holds a turn of one rule while it waits on
+// another. Implementations measure time on their own clock and speak in
+// durations, so that callers never mix clocks: Memory uses this process's
+// clock, redislimiter uses Redis's TIME.
 //
-// Implementations must be safe for concurrent use.
+// Most callers use Wait, which reserves a turn, sleeps until it comes and
+// confirms it. Implementations must be safe for concurrent use.
 type Limiter interface {
-	// Reserve claims the earliest start for a request to r.Key under
-	// r.Rule and says how long to wait for it. If the wait would exceed
-	// r.MaxWait (when positive), it claims nothing and returns a
-	// Reservation with OK false and the wait it would have needed.
-	Reserve(ctx context.Context, r Request) (Reservation, error)
-	// Cancel gives back res, made for r, whose request will not be sent,
-	// so that it does not delay later requests where that is still
-	// possible.
-	Cancel(ctx context.Context, r Request, res Reservation) error
-	// Pause stops every request to key from starting before d from now.
-	// A shorter pause never shortens a longer one.
-	Pause(ctx context.Context, key string, d time.Duration) error
-	// State reports how key stands under rule now, claiming nothing.
-	State(ctx context.Context, key string, rule Rule) (State, error)
+	// Reserve claims into res the earliest turn every rule of r.Key allows
+	// and says how long to wait for it. If the wait would exceed r.MaxWait
+	// (when positive), it claims nothing: res.OK is false and res.Wait the
+	// wait it would have needed.
+	Reserve(ctx context.Context, r *Request, res *Reservation) error
+	// Observe takes in what r.Key's server said: a response (pauses it
+	// asked for, backoff after a 429 or 503, adaptive pacing) or a
+	// robots.txt's Crawl-delay. It returns how much later the key's pause
+	// now ends because of o.
+	Observe(ctx context.Context, r *Request, o *Observation) (time.Duration, error)
+	// State reports how r.Key stands now, claiming nothing.
+	State(ctx context.Context, r *Request) (State, error)
 }
 
-// Rule is the part of a domain's limit that a Limiter enforces.
-// A Rule is a plain value; a Limiter only reads it.
+// ErrWaitTooLong is the error of Wait for a turn that would come later
+// than the Request's MaxWait allows.
+var ErrWaitTooLong = errors.New("limiter: wait longer than the maximum allowed")
+
+// Rule is what paces one key. A Rule is a plain value; a Limiter only
+// reads it.
 type Rule struct {
 	// Rate is the token bucket's refill rate per second; 0 means no bucket.
 	Rate float64
@@ -47,56 +51,115 @@ type Rule struct {
 	Jitter time.Duration
 	// Quotas are sliding windows every start must fit in.
 	Quotas []config.Quota
+	// Adaptive makes the gap between starts follow the server's latency,
+	// never below the pace the other rules set (Scrapy's AutoThrottle).
+	Adaptive bool
+	// Target is how many requests adaptive pacing keeps in flight at the
+	// server; 0 means 1.
+	Target float64
+	// MaxPause caps how long a server can pause the key (Retry-After,
+	// RateLimit headers, backoff); 0 means 10 minutes.
+	MaxPause time.Duration
 }
 
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {
-	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter, Quotas: l.Quotas}
+	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter,
+		Quotas: l.Quotas, Adaptive: l.Adaptive}
 }
 
-// Request asks for a start for one request.
-// A Request is a plain value; a Limiter only reads it.
+// Request asks for a turn, or about one, for one key. A Limiter only
+// reads it.
 type Request struct {
 	// Key names the domain.
 	Key string
-	// Rule paces the key.
-	Rule Rule
+	// Rule paces the key; nil means no rule but the pauses servers ask for.
+	Rule *Rule
 	// MaxWait is the longest acceptable wait; 0 means any wait is acceptable.
 	MaxWait time.Duration
-	// Handle, if not nil, is the caller's Handle for Key.
-	Handle *Handle
-	// Now is the caller's current time, if it has read the clock already.
-	// Memory, which shares this process's clock, uses it instead of
-	// reading the clock again; a limiter with a clock of its own ignores it.
-	Now time.Time
 }
 
-// Handle saves a Limiter the lookup of a key's state: a caller that makes
-// many requests for one key keeps one Handle for it and passes it in each
-// Request for that key, never for another key. Memory binds the key's state
-// to it; a Limiter that has no use for it ignores it. The zero Handle is
-// ready to use; a Handle is safe for concurrent use.
-type Handle struct {
-	state atomic.Pointer[lockedState]
+var noRule Rule
+
+func (r *Request) rule() *Rule {
+	if r.Rule == nil {
+		return &noRule
+	}
+	return r.Rule
 }
 
-// Reservation is a claimed start, or the refusal of one.
-// A Reservation is a plain value, safe to copy.
+// Reservation is a claimed turn, or the refusal of one. Its Limiter fills
+// it in; the caller starts its request when Wait has passed, or gives the
+// turn back with Cancel. A Reservation is not safe for concurrent use.
 type Reservation struct {
 	// OK is false when the wait would have exceeded the request's MaxWait;
 	// then nothing was claimed.
 	OK bool
 	// Wait is how long the caller must wait before it starts the request.
 	Wait time.Duration
-	// Reason names the rule that set the wait, one of the Reason
-	// constants; empty when there is no wait.
-	Reason string
+	// Reason names the rule that set the wait; empty when there is none.
+	Reason Reason
 	// Degraded is true when a fallback made the reservation because the
 	// shared store did not answer.
 	Degraded bool
-	// ID and Start identify the reservation to the Limiter that made it.
-	ID    uint64
-	Start int64
+	// Turn is how the Limiter that made the reservation gives it back or
+	// confirms it; nil when there is nothing to give back. Limiters set it.
+	Turn Turn
+
+	// What Memory needs to find the turn again.
+	rule *Rule
+	id   uint64
+	at   int64
+}
+
+// Turn gives back or confirms one Reservation, for the Limiter that made
+// it. A Limiter other than Memory implements it to make reservations.
+type Turn interface {
+	// Cancel gives back res, whose request will not be sent, as far as
+	// that delays no later request less than the rules allow.
+	Cancel(ctx context.Context, res *Reservation) error
+	// Confirm says that res's wait has passed and its request is about to
+	// start. It returns 0 when it may start now, or how much longer it
+	// must wait: the key was paused meanwhile, or an earlier request
+	// started later than planned; res then holds the turn it waits for.
+	Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
+}
+
+// Cancel gives the turn back: see Turn.
+func (r *Reservation) Cancel(ctx context.Context) error {
+	if !r.OK || r.Turn == nil {
+		return nil
+	}
+	return r.Turn.Cancel(ctx, r)
+}
+
+// Confirm says the turn's wait has passed: see Turn.
+func (r *Reservation) Confirm(ctx context.Context) (time.Duration, error) {
+	if !r.OK || r.Turn == nil {
+		return 0, nil
+	}
+	return r.Turn.Confirm(ctx, r)
+}
+
+// Observation is what a server said about a key.
+type Observation struct {
+	// Status is the response's status code; 0 when the observation is a
+	// robots.txt's Crawl-delay.
+	Status int
+	// Sent is when the request was sent, and Latency how long its
+	// response's headers took.
+	Sent    time.Time
+	Latency time.Duration
+	// RetryAfter is the response's Retry-After; 0 if absent or void.
+	RetryAfter time.Duration
+	// RateLimit is how long until an exhausted RateLimit quota resets; 0
+	// if none is exhausted.
+	RateLimit time.Duration
+	// Host names the robots.txt (scheme://host:port) whose Crawl-delay is
+	// CrawlDelay, when Status is 0. A key keeps the longest Crawl-delay of
+	// its hosts.
+	Host       string
+	CrawlDelay time.Duration
 }
 
 // State is how a key stands at one moment.
@@ -105,9 +168,11 @@ type State struct {
 	// Wait is how long a request asked for now would wait.
 	Wait time.Duration
 	// Reason names the rule that sets Wait.
-	Reason string
+	Reason Reason
 	// Paused is how long the current pause still lasts; 0 if none.
 	Paused time.Duration
+	// PauseReason says who asked for the pause.
+	PauseReason Reason
 	// Quotas reports each quota of the rule, in order.
 	Quotas []QuotaState
 }
@@ -122,12 +187,26 @@ type QuotaState struct {
 	NextFree time.Duration
 }
 
-// The rules that can make a request wait, as Reservation.Reason names them.
+// Reason names what makes a request wait:
+//
+//   - "rate": the token bucket is empty;
+//   - "min_delay": too soon after the previous start;
+//   - "jitter": the random extra gap;
+//   - "quota": a sliding-window quota is used up;
+//   - "queue": earlier requests are still waiting;
+//   - "crawl-delay" or "adaptive": the gap that robots.txt's Crawl-delay
+//     or adaptive pacing set;
+//   - "retry-after", "ratelimit" or "backoff": a pause the server asked
+//     for, with a Retry-After, a RateLimit header saying no request
+//     remains, or a 429 or 503 without either;
+//   - "shared": a pause another worker sharing the limiter asked for.
+type Reason string
+
 const (
-	ReasonRate     = "rate"      // the token bucket is empty
-	ReasonMinDelay = "min_delay" // too soon after the previous start
-	ReasonJitter   = "jitter"    // the random extra gap
-	ReasonQuota    = "quota"     // a sliding-window quota is used up
-	ReasonPause    = "pause"     // the server asked for a pause
-	ReasonQueue    = "queue"     // earlier requests are still waiting
+	reasonRate     Reason = "rate"
+	reasonMinDelay Reason = "min_delay"
+	reasonJitter   Reason = "jitter"
+	reasonQuota    Reason = "quota"
+	reasonQueue    Reason = "queue"
+	reasonShared   Reason = "shared"
 )

@@ -2,200 +2,166 @@ package limiter
 
 import (
 	"context"
-	"hash/maphash"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/cpu"
+	"github.com/polite-go/polite/internal/feedback"
 )
 
-const shardCount = 32
-
 // Memory is a Limiter that keeps every key's state in this process,
-// measured on its monotonic clock. The zero value is not usable; call
-// NewMemory.
+// measured on its clock. The zero value is not usable; call NewMemory.
 //
 // Memory stays bounded however many keys it meets: a key's state is dropped
-// once all its rules have recovered (its bucket is full again, its min
-// delay, pause and quota windows are over), when forgetting it changes
-// nothing. Each of its shards sweeps such keys whenever it has doubled in
-// size since its last sweep, so only keys active in the recent past cost
-// memory: about 250 bytes each (a 168-byte state and its map entry), plus
-// 8 bytes per request a quota allows.
+// once all its rules have recovered (its bucket is full again, its gaps,
+// pause and quota windows are over), when forgetting it changes nothing
+// but what its server taught it (an adaptive gap, a backoff step; a
+// Transport tells it the Crawl-delay again with the next request). A sweep
+// drops such keys whenever the number of keys has doubled since the last
+// one, so only keys active in the recent past cost memory: about 400 bytes
+// each, plus 8 bytes per start that a quota's window still holds.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
-	epoch  time.Time
-	seed   maphash.Seed
-	gens   atomic.Uint32 // the latest generation given to a key's state
-	shards [shardCount]shard
+	epoch   time.Time
+	keys    sync.Map // string -> *lockedState
+	count   atomic.Int64
+	sweepAt atomic.Int64
+	sweep   sync.Mutex
+	gens    atomic.Uint32 // the latest generation given to a key's state
 }
 
-// A shard's lock guards its map; each key's state has a lock of its own,
-// so that a request for a key, through a Handle, touches no memory that
-// requests for other keys write.
-type shard struct {
-	mu      sync.Mutex
-	keys    map[string]*lockedState
-	sweepAt int
-	_       cpu.CacheLinePad
-}
-
-// lockedState is a key's state with its lock, and where it lives.
+// lockedState is a key's state with its lock. It is the Turn of the
+// reservations it makes.
 type lockedState struct {
 	mu sync.Mutex
 	keyState
 	owner   *Memory
-	dropped bool // swept from its shard: look the key up again
+	dropped bool // swept: look the key up again
 }
 
-const minSweep = 64
+const minSweep = 1024
+
+var _ Limiter = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory Limiter.
 func NewMemory() *Memory {
-	m := &Memory{epoch: time.Now(), seed: maphash.MakeSeed()}
-	for i := range m.shards {
-		m.shards[i].keys = make(map[string]*lockedState)
-		m.shards[i].sweepAt = minSweep
-	}
+	m := &Memory{epoch: time.Now()}
+	m.sweepAt.Store(minSweep)
 	return m
 }
 
-// Reserve implements Limiter at r.Now, or at the current time if r.Now is zero.
-func (m *Memory) Reserve(_ context.Context, r Request) (Reservation, error) {
-	var res Reservation
-	m.ReserveInto(&r, &res)
-	return res, nil
+// Reserve implements Limiter on the current time.
+func (m *Memory) Reserve(_ context.Context, r *Request, res *Reservation) error {
+	m.ReserveAt(r, res, time.Now())
+	return nil
 }
 
-// ReserveAt is Reserve at time now (the current time if now is zero).
-func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
-	r.Now = now
-	var res Reservation
-	m.ReserveInto(&r, &res)
-	return res
-}
-
-// ReserveInto is Reserve for callers on a hot path: it reads r and writes
-// the reservation into res, copying neither. (The Transport calls it for
-// every request: passing a Request and a Reservation by value through the
-// Limiter interface cost about as much as the decision itself.)
-func (m *Memory) ReserveInto(r *Request, res *Reservation) {
-	now := r.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
+// ReserveAt is Reserve at time now.
+func (m *Memory) ReserveAt(r *Request, res *Reservation, now time.Time) {
+	rule := r.rule()
 	var jitter time.Duration
-	if r.Rule.Jitter > 0 {
-		jitter = rand.N(r.Rule.Jitter)
+	if rule.Jitter > 0 {
+		jitter = rand.N(rule.Jitter)
 	}
 	n := m.nanos(now)
-	s := m.lockState(r.Key, r.Handle, n)
+	s := m.lockState(r.Key, n)
 	defer s.mu.Unlock()
-	s.fitWindows(&r.Rule)
-	t, reason := s.earliest(n, &r.Rule, jitter)
-	wait := time.Duration(t - n)
-	res.Wait, res.Reason, res.Degraded = wait, reason, false
-	if r.MaxWait > 0 && wait > r.MaxWait {
-		res.OK, res.ID, res.Start = false, 0, 0
-		return
-	}
-	res.OK, res.ID, res.Start = true, s.commit(t, &r.Rule), t
+	s.reserve(n, rule, jitter, r.MaxWait, res)
+	res.Turn = s
 }
 
-// Cancel implements Limiter.
-func (m *Memory) Cancel(_ context.Context, r Request, res Reservation) error {
-	if !res.OK {
-		return nil
-	}
-	if s := m.lockExisting(r.Key); s != nil {
-		s.cancel(res.ID, res.Start, &r.Rule)
-		s.mu.Unlock()
-	}
-	return nil
+// Observe implements Limiter on the current time.
+func (m *Memory) Observe(_ context.Context, r *Request, o *Observation) (time.Duration, error) {
+	return m.ObserveAt(r, o, time.Now()), nil
 }
 
-// Pause implements Limiter on the current time.
-func (m *Memory) Pause(_ context.Context, key string, d time.Duration) error {
-	m.PauseAt(key, d, time.Now())
-	return nil
-}
-
-// PauseAt is Pause at time now.
-func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
+// ObserveAt is Observe at time now.
+func (m *Memory) ObserveAt(r *Request, o *Observation, now time.Time) time.Duration {
 	n := m.nanos(now)
-	s := m.lockState(key, nil, n)
+	s := m.lockState(r.Key, n)
 	defer s.mu.Unlock()
-	s.pause(after(n, d))
+	rule := r.rule()
+	if o.Status == 0 {
+		s.setCrawlDelay(n, rule, o.Host, o.CrawlDelay)
+		return 0
+	}
+	v := s.fb.Observe(&feedback.Response{Status: o.Status, Sent: o.Sent, Latency: o.Latency,
+		RetryAfter: o.RetryAfter, RateLimit: o.RateLimit}, now, policyOf(rule))
+	s.learned(n, rule)
+	if v.Pause > 0 {
+		s.pause(after(n, v.Pause), Reason(v.Reason))
+	}
+	return v.Added
 }
 
 // State implements Limiter on the current time.
-func (m *Memory) State(_ context.Context, key string, rule Rule) (State, error) {
-	return m.StateAt(key, rule, time.Now()), nil
+func (m *Memory) State(_ context.Context, r *Request) (State, error) {
+	return m.StateAt(r, time.Now()), nil
 }
 
 // StateAt is State at time now.
-func (m *Memory) StateAt(key string, rule Rule, now time.Time) State {
+func (m *Memory) StateAt(r *Request, now time.Time) State {
 	n := m.nanos(now)
-	s := m.lockExisting(key)
+	s := m.lockExisting(r.Key)
 	if s == nil {
-		return newKeyState(rule).state(n, &rule)
+		return newKeyState().state(n, r.rule())
 	}
 	defer s.mu.Unlock()
-	s.fitWindows(&rule)
-	return s.state(n, &rule)
+	return s.state(n, r.rule())
 }
 
-// Len reports how many keys the limiter tracks now.
-func (m *Memory) Len() int {
-	total := 0
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		total += len(sh.keys)
-		sh.mu.Unlock()
+// Cancel implements Turn.
+func (s *lockedState) Cancel(_ context.Context, res *Reservation) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dropped {
+		s.cancel(res.id, res.at, res.rule)
 	}
-	return total
+	return nil
+}
+
+// Confirm implements Turn on the current time.
+func (s *lockedState) Confirm(_ context.Context, res *Reservation) (time.Duration, error) {
+	return s.confirmAt(res, time.Now()), nil
+}
+
+func (s *lockedState) confirmAt(res *Reservation, now time.Time) time.Duration {
+	var jitter time.Duration
+	if res.rule.Jitter > 0 {
+		jitter = rand.N(res.rule.Jitter)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dropped {
+		return 0
+	}
+	return s.confirm(s.owner.nanos(now), res, jitter)
 }
 
 func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 
 // lockState finds or creates key's state and locks it; the caller unlocks
-// it. A handle bound to a live state of this limiter saves the lookup;
-// otherwise the state found is bound to the handle.
-func (m *Memory) lockState(key string, h *Handle, now int64) *lockedState {
-	if h != nil {
-		if s := h.state.Load(); s != nil && s.owner == m {
-			s.mu.Lock()
-			if !s.dropped {
-				return s
-			}
-			s.mu.Unlock()
-		}
-	}
+// it.
+func (m *Memory) lockState(key string, now int64) *lockedState {
 	for {
-		sh := m.shard(key)
-		sh.mu.Lock()
-		s := sh.keys[key]
-		if s == nil {
-			if len(sh.keys) >= sh.sweepAt {
-				sh.sweepLocked(now)
+		v, ok := m.keys.Load(key)
+		if !ok {
+			fresh := &lockedState{keyState: *newKeyState(), owner: m}
+			fresh.gen = m.gens.Add(1)
+			if v, ok = m.keys.LoadOrStore(key, fresh); !ok {
+				if m.count.Add(1) >= m.sweepAt.Load() {
+					m.sweepQuiet(now)
+				}
 			}
-			s = &lockedState{keyState: *newKeyState(Rule{}), owner: m}
-			s.gen = m.gens.Add(1)
-			sh.keys[key] = s
 		}
-		sh.mu.Unlock()
+		s := v.(*lockedState)
 		s.mu.Lock()
 		if !s.dropped {
-			if h != nil {
-				h.state.Store(s)
-			}
 			return s
 		}
-		s.mu.Unlock() // swept between the two locks: look again
+		s.mu.Unlock() // swept between the lookup and the lock: look again
 	}
 }
 
@@ -203,13 +169,11 @@ func (m *Memory) lockState(key string, h *Handle, now int64) *lockedState {
 // has none.
 func (m *Memory) lockExisting(key string) *lockedState {
 	for {
-		sh := m.shard(key)
-		sh.mu.Lock()
-		s := sh.keys[key]
-		sh.mu.Unlock()
-		if s == nil {
+		v, ok := m.keys.Load(key)
+		if !ok {
 			return nil
 		}
+		s := v.(*lockedState)
 		s.mu.Lock()
 		if !s.dropped {
 			return s
@@ -218,22 +182,54 @@ func (m *Memory) lockExisting(key string) *lockedState {
 	}
 }
 
-func (m *Memory) shard(key string) *shard {
-	return &m.shards[maphash.String(m.seed, key)%shardCount]
-}
-
-// sweepLocked drops the shard's quiet keys. A key busy under its own lock
-// is not quiet, so it is skipped rather than waited for.
-func (sh *shard) sweepLocked(now int64) {
-	for key, s := range sh.keys {
+// sweepQuiet drops the keys that have fully recovered at now. A key busy
+// under its own lock is not quiet, so it is skipped rather than waited
+// for. Only one sweep runs at a time.
+func (m *Memory) sweepQuiet(now int64) {
+	if !m.sweep.TryLock() {
+		return
+	}
+	defer m.sweep.Unlock()
+	m.keys.Range(func(key, v any) bool {
+		s := v.(*lockedState)
 		if !s.mu.TryLock() {
-			continue
+			return true
 		}
 		if s.quietAt <= now {
 			s.dropped = true
-			delete(sh.keys, key)
+			m.keys.CompareAndDelete(key, s)
+			m.count.Add(-1)
 		}
 		s.mu.Unlock()
+		return true
+	})
+	m.sweepAt.Store(max(minSweep, 2*m.count.Load()))
+}
+
+// len reports how many keys the limiter tracks now.
+func (m *Memory) len() int { return int(m.count.Load()) }
+
+func policyOf(r *Rule) *feedback.Policy {
+	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r)}
+}
+
+// defaultMaxPause is the longest pause a server can impose when the Rule
+// does not say.
+const defaultMaxPause = 10 * time.Minute
+
+func maxPause(r *Rule) time.Duration {
+	if r.MaxPause > 0 {
+		return r.MaxPause
 	}
-	sh.sweepAt = max(minSweep, 2*len(sh.keys))
+	return defaultMaxPause
+}
+
+// pace is the gap a Rule sets between two requests: the larger of MinDelay
+// and one token of Rate.
+func pace(r *Rule) time.Duration {
+	p := r.MinDelay
+	if r.Rate > 0 {
+		p = max(p, tokenTime(1, r.Rate))
+	}
+	return p
 }

@@ -3,55 +3,64 @@ package limiter
 import (
 	"math"
 	"time"
+
+	"github.com/polite-go/polite/internal/feedback"
 )
 
 // keyState is everything a limiter remembers of one key. Times are
-// nanoseconds on the limiter's clock. Starts never go backwards: a new
-// reservation starts no earlier than the latest one, which keeps each
-// quota's window a queue and lets the bucket be read only forward in time.
-// Its methods take their Rule by pointer: this is the path of every
-// request, and copying a Rule into each call cost more than the decision.
+// nanoseconds on the limiter's clock.
+//
+// It keeps two schedules. The plan is the turns it has handed out: a new
+// turn starts no earlier than the latest one, which keeps each quota's
+// window a queue and lets the bucket be read only forward in time. The
+// record is when requests really started: a turn whose request starts
+// late (a late wake-up, a slow step before it) moves the turns after it,
+// since the record is what a server sees, and a request starts only when
+// the record allows it too.
 type keyState struct {
-	tokens      float64 // bucket tokens at tokensAt, if used; full otherwise
-	tokensAt    int64
-	used        bool
-	last        int64 // start of the latest reservation, if hasLast
+	// The plan.
+	bucket      bucket
+	last        int64 // start of the latest turn, if hasLast
 	hasLast     bool
 	pausedUntil int64
-	quietAt     int64 // from then on the state is as good as a fresh one
+	pauseWhy    Reason // who asked for the pause until pausedUntil
 	windows     []window
+	undo        undo
 	gen         uint32 // tags this state's reservation IDs, told apart from an earlier state's of the key
 	seq         uint32 // counts this state's reservations
-	undo        undo
+
+	// The record.
+	sentBucket bucket
+	sent       int64 // when the latest request started, if hasSent
+	hasSent    bool
+
+	quietAt int64 // from then on the state is as good as a fresh one
+
+	fb feedback.State // what the server taught
 }
 
-// undo holds what the latest reservation changed, so that cancelling it
-// restores the key exactly.
+// bucket is a token bucket: tokens at at, if used; full otherwise.
+type bucket struct {
+	tokens float64
+	at     int64
+	used   bool
+}
+
+// undo holds what the latest turn changed, so that cancelling it
+// restores the plan exactly.
 type undo struct {
-	valid    bool
-	used     bool
-	tokens   float64
-	tokensAt int64
-	last     int64
-	hasLast  bool
-	quietAt  int64
+	valid      bool
+	bucket     bucket
+	last       int64
+	hasLast    bool
+	quietAt    int64
+	sentBucket bucket // the record, which a turn that goes at once writes
+	sent       int64
+	hasSent    bool
 }
 
-// window is a quota's sliding window: a ring of the latest starts, at most
-// as many as the quota allows, so a quota of n requests costs 8n bytes.
-type window struct {
-	starts  []int64
-	head, n int
-	// What the latest push overwrote, for undo.
-	evicted    int64
-	wasFull    bool
-	pushedLast bool
-}
-
-func newKeyState(rule Rule) *keyState {
-	s := &keyState{pausedUntil: math.MinInt64}
-	s.fitWindows(&rule)
-	return s
+func newKeyState() *keyState {
+	return &keyState{pausedUntil: math.MinInt64}
 }
 
 // after is t+d, or math.MaxInt64 where that would overflow: a wait too
@@ -73,98 +82,206 @@ func tokenTime(n, rate float64) time.Duration {
 	return time.Duration(d)
 }
 
-// fitWindows makes one window per quota of rule, keeping the history of
-// those that did not change.
-func (s *keyState) fitWindows(rule *Rule) {
-	if len(s.windows) == len(rule.Quotas) {
-		fits := true
-		for i, q := range rule.Quotas {
-			fits = fits && len(s.windows[i].starts) == q.Requests
-		}
-		if fits {
-			return
-		}
-	}
-	s.windows = make([]window, len(rule.Quotas))
-	for i, q := range rule.Quotas {
-		s.windows[i].starts = make([]int64, q.Requests)
-	}
-}
-
-// tokensAtTime is the bucket's level at t, which must not precede tokensAt.
-// From the nanosecond commit counted it full on, it is exactly full, not a
+// level is the bucket's level at t, which must not precede b.at. From the
+// nanosecond the bucket counts as full on, it is exactly full, not a
 // rounding error short of it, so that a key is as good as fresh at quietAt.
-func (s *keyState) tokensAtTime(t int64, rule *Rule) float64 {
+func (b *bucket) level(t int64, rule *Rule) float64 {
 	burst := float64(rule.Burst)
-	if !s.used {
+	if !b.used {
 		return burst
 	}
-	level := s.tokens + float64(t-s.tokensAt)*rule.Rate/1e9
-	if level >= burst || burst-level < 1e-6 && t-s.tokensAt >= int64(tokenTime(burst-s.tokens, rule.Rate)) {
+	level := b.tokens + float64(max(t-b.at, 0))*rule.Rate/1e9
+	if level >= burst || burst-level < 1e-6 && t-b.at >= int64(tokenTime(burst-b.tokens, rule.Rate)) {
 		return burst
 	}
 	return level
 }
 
-// earliest returns the earliest start at or after now that every rule
-// allows, with jitter added to the gap since the latest start, and the
-// rule that set it.
-func (s *keyState) earliest(now int64, rule *Rule, jitter time.Duration) (int64, string) {
-	t, reason := now, ""
-	later := func(u int64, why string) {
+// ready is the earliest time at or after t when the bucket holds a token.
+func (b *bucket) ready(t int64, rule *Rule) int64 {
+	if missing := 1 - b.level(t, rule); missing > 1e-9 {
+		return after(t, tokenTime(missing, rule.Rate))
+	}
+	return t
+}
+
+// take takes a token at t and returns when the bucket is full again.
+func (b *bucket) take(t int64, rule *Rule) int64 {
+	b.tokens = b.level(t, rule) - 1
+	b.at, b.used = t, true
+	return after(t, tokenTime(float64(rule.Burst)-b.tokens, rule.Rate))
+}
+
+// minDelay is the least gap between two starts: the rule's, or what the
+// server asked for when that is longer, and the reason for it.
+func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
+	learned, why := s.fb.MinDelay()
+	if learned > rule.MinDelay {
+		return learned, Reason(why)
+	}
+	return rule.MinDelay, reasonMinDelay
+}
+
+// fitWindows makes one window per quota of rule, keeping the history of
+// those that did not change.
+func (s *keyState) fitWindows(rule *Rule) {
+	fits := len(s.windows) == len(rule.Quotas)
+	for i := 0; fits && i < len(rule.Quotas); i++ {
+		fits = s.windows[i].limit == rule.Quotas[i].Requests
+	}
+	if fits {
+		return
+	}
+	s.windows = make([]window, len(rule.Quotas))
+	for i, q := range rule.Quotas {
+		s.windows[i].limit = q.Requests
+	}
+}
+
+// earliest returns the earliest start at or after now that every rule of
+// the plan allows, with jitter added to the gap since the latest start, and
+// the rule that set it.
+func (s *keyState) earliest(now int64, rule *Rule, jitter time.Duration) (int64, Reason) {
+	t, reason := now, Reason("")
+	later := func(u int64, why Reason) {
 		if u > t {
 			t, reason = u, why
 		}
 	}
+	gap, gapReason := s.minDelay(rule)
 	if s.hasLast {
-		later(s.last, ReasonQueue)
-		if rule.MinDelay > 0 {
-			later(after(s.last, rule.MinDelay), ReasonMinDelay)
+		later(s.last, reasonQueue)
+		if gap > 0 {
+			later(after(s.last, gap), gapReason)
 		}
 	}
-	later(s.pausedUntil, ReasonPause)
+	later(s.pausedUntil, s.pauseWhy)
 	for i, q := range rule.Quotas {
-		if w := &s.windows[i]; w.n == len(w.starts) {
-			later(after(w.starts[w.head], q.Window), ReasonQuota)
+		if w := &s.windows[i]; w.full() {
+			later(after(w.oldest(), q.Window), reasonQuota)
 		}
 	}
 	if rule.Rate > 0 {
-		if missing := 1 - s.tokensAtTime(t, rule); missing > 0 {
-			later(after(t, tokenTime(missing, rule.Rate)), ReasonRate)
-		}
+		later(s.bucket.ready(t, rule), reasonRate)
 	}
 	if s.hasLast && jitter > 0 {
 		if t > now {
 			t = after(t, jitter)
 		} else {
-			later(after(s.last, jitter), ReasonJitter)
+			later(after(s.last, jitter), reasonJitter)
 		}
 	}
 	return t, reason
 }
 
-// commit claims start t, which earliest returned, and returns the
-// reservation's ID.
-func (s *keyState) commit(t int64, rule *Rule) uint64 {
-	// Field by field: a composite literal is built on the stack and then
-	// copied, which costs as much as the rest of commit.
-	u := &s.undo
-	u.valid, u.used, u.hasLast = true, s.used, s.hasLast
-	u.tokens, u.tokensAt, u.last, u.quietAt = s.tokens, s.tokensAt, s.last, s.quietAt
-	s.quietAt = max(s.quietAt, after(after(t, rule.MinDelay), rule.Jitter))
-	if rule.Rate > 0 {
-		s.tokens = s.tokensAtTime(t, rule) - 1
-		s.tokensAt, s.used = t, true
-		refill := tokenTime(float64(rule.Burst)-s.tokens, rule.Rate)
-		s.quietAt = max(s.quietAt, after(t, refill))
+// recorded is the earliest start at or after now that the record allows:
+// what the server has seen must fit the rules too.
+func (s *keyState) recorded(now int64, rule *Rule) int64 {
+	t := now
+	if gap, _ := s.minDelay(rule); s.hasSent && gap > 0 {
+		t = max(t, after(s.sent, gap))
 	}
-	s.last, s.hasLast = t, true
+	if rule.Rate > 0 {
+		t = max(t, s.sentBucket.ready(t, rule))
+	}
+	return max(t, s.pausedUntil)
+}
+
+// reserve claims into res the earliest turn at or after now, unless its
+// wait would exceed maxWait (when positive).
+func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
+	s.fitWindows(rule)
+	t, reason := s.earliest(now, rule, jitter)
+	if t == now {
+		// Going at once: the record must allow it too.
+		if u := s.recorded(now, rule); u > now {
+			t, reason = u, reasonQueue
+		}
+	}
+	wait := time.Duration(t - now)
+	res.Wait, res.Reason, res.Degraded, res.rule = wait, reason, false, rule
+	if maxWait > 0 && wait > maxWait {
+		res.OK, res.id, res.at = false, 0, 0
+		return
+	}
+	res.OK, res.id, res.at = true, s.commit(t, now, rule), t
+	if t == now {
+		s.record(now, rule)
+	}
+}
+
+// commit claims start t, which earliest returned at now, and returns the
+// reservation's ID.
+func (s *keyState) commit(t, now int64, rule *Rule) uint64 {
+	s.undo = undo{valid: true, bucket: s.bucket, last: s.last, hasLast: s.hasLast, quietAt: s.quietAt,
+		sentBucket: s.sentBucket, sent: s.sent, hasSent: s.hasSent}
+	gap, _ := s.minDelay(rule)
+	s.quietAt = max(s.quietAt, after(after(t, gap), rule.Jitter))
+	if rule.Rate > 0 {
+		s.quietAt = max(s.quietAt, s.bucket.take(t, rule))
+	}
 	for i, q := range rule.Quotas {
-		s.windows[i].push(t)
+		s.windows[i].push(t, now, q.Window)
 		s.quietAt = max(s.quietAt, after(t, q.Window))
 	}
+	s.last, s.hasLast = t, true
 	s.seq++
 	return s.latestID()
+}
+
+// record notes that a request starts at now.
+func (s *keyState) record(now int64, rule *Rule) {
+	s.sent, s.hasSent = now, true
+	gap, _ := s.minDelay(rule)
+	s.quietAt = max(s.quietAt, after(now, gap))
+	if rule.Rate > 0 {
+		s.quietAt = max(s.quietAt, s.sentBucket.take(now, rule))
+	}
+}
+
+// confirm is Turn.Confirm at now for res, a turn of this state.
+func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
+	if uint32(res.id>>32) != s.gen {
+		return 0 // the key was dropped after it: nothing to keep apart from
+	}
+	rule := res.rule
+	if s.pausedUntil > now {
+		// Paused after the turn was claimed: the turn is not spent inside
+		// the pause, but given back and claimed anew.
+		s.cancel(res.id, res.at, rule)
+		s.fitWindows(rule)
+		t, reason := s.earliest(now, rule, jitter)
+		res.Reason, res.id, res.at = reason, s.commit(t, now, rule), t
+		return time.Duration(t - now)
+	}
+	if u := s.recorded(now, rule); u > now {
+		return time.Duration(u - now)
+	}
+	if now > res.at {
+		s.slip(res.at, now, rule)
+		res.at = now
+	}
+	s.record(now, rule)
+	return 0
+}
+
+// slip moves the plan after a turn planned at at whose request starts at
+// now, later: the turns after it follow from now.
+func (s *keyState) slip(at, now int64, rule *Rule) {
+	for i, q := range rule.Quotas {
+		s.windows[i].move(at, now)
+		s.quietAt = max(s.quietAt, after(now, q.Window))
+	}
+	if s.last >= now {
+		return
+	}
+	s.last = now
+	gap, _ := s.minDelay(rule)
+	s.quietAt = max(s.quietAt, after(after(now, gap), rule.Jitter))
+	if b := &s.bucket; rule.Rate > 0 && b.used && b.at < now {
+		b.at = now // the token was taken at now, not before
+		s.quietAt = max(s.quietAt, after(now, tokenTime(float64(rule.Burst)-b.tokens, rule.Rate)))
+	}
 }
 
 // latestID is the ID of the state's latest reservation: its generation
@@ -172,53 +289,85 @@ func (s *keyState) commit(t int64, rule *Rule) uint64 {
 // reservation it first named is long gone).
 func (s *keyState) latestID() uint64 { return uint64(s.gen)<<32 | uint64(s.seq) }
 
-// cancel gives back reservation id, which started at start: the latest
-// reservation is undone exactly; an older one returns its token and its
-// quota slots, but the min-delay chain built on it stays. A reservation
-// of an earlier state of the key (another generation) is ignored: the key
-// was dropped after it, so it no longer counts.
+// cancel gives back reservation id, which starts at start. The latest
+// turn is undone exactly. An older one frees its quota slots but gives
+// nothing back to the bucket or the gaps: the turns after it were planned
+// around it, and giving its token back would let a later request go
+// sooner than the rules allow after the one before it. A reservation of
+// an earlier state of the key (another generation) is ignored.
 func (s *keyState) cancel(id uint64, start int64, rule *Rule) {
 	if uint32(id>>32) != s.gen {
 		return
 	}
 	if id == s.latestID() && s.undo.valid {
-		u := s.undo
-		s.used, s.tokens, s.tokensAt, s.last, s.hasLast = u.used, u.tokens, u.tokensAt, u.last, u.hasLast
-		s.quietAt = max(u.quietAt, s.pausedUntil)
+		u := &s.undo
+		s.bucket, s.last, s.hasLast = u.bucket, u.last, u.hasLast
+		s.sentBucket, s.sent, s.hasSent = u.sentBucket, u.sent, u.hasSent
+		s.quietAt = max(u.quietAt, s.pausedUntil, s.recordQuiet(rule))
 		for i := range s.windows {
 			s.windows[i].pop()
 		}
 		s.undo.valid = false
 		return
 	}
-	if rule.Rate > 0 && s.used {
-		s.tokens = math.Min(float64(rule.Burst), s.tokens+1)
-		// The token stays given back if the latest reservation is undone.
-		s.undo.tokens = math.Min(float64(rule.Burst), s.undo.tokens+1)
-	}
 	for i := range s.windows {
 		s.windows[i].remove(start)
 	}
 }
 
-// pause makes nothing start before until.
-func (s *keyState) pause(until int64) {
-	s.pausedUntil = max(s.pausedUntil, until)
+// recordQuiet is when the record alone is as good as fresh.
+func (s *keyState) recordQuiet(rule *Rule) int64 {
+	if !s.hasSent {
+		return math.MinInt64
+	}
+	gap, _ := s.minDelay(rule)
+	q := after(s.sent, gap)
+	if rule.Rate > 0 && s.sentBucket.used {
+		q = max(q, after(s.sentBucket.at, tokenTime(float64(rule.Burst)-s.sentBucket.tokens, rule.Rate)))
+	}
+	return q
+}
+
+// pause makes nothing start before until, because of why.
+func (s *keyState) pause(until int64, why Reason) {
+	if until > s.pausedUntil {
+		s.pausedUntil, s.pauseWhy = until, why
+	}
 	s.quietAt = max(s.quietAt, until)
+}
+
+// learned keeps the state as long as what the server taught widens its
+// gap.
+func (s *keyState) learned(now int64, rule *Rule) {
+	if gap, _ := s.minDelay(rule); s.hasLast {
+		s.quietAt = max(s.quietAt, after(s.last, gap))
+	} else {
+		s.quietAt = max(s.quietAt, after(now, gap))
+	}
+}
+
+// setCrawlDelay takes in host's robots.txt Crawl-delay c.
+func (s *keyState) setCrawlDelay(now int64, rule *Rule, host string, c time.Duration) {
+	if s.fb.SetCrawlDelay(host, c) {
+		s.learned(now, rule)
+	}
 }
 
 // state reports the key at now, claiming nothing.
 func (s *keyState) state(now int64, rule *Rule) State {
+	s.fitWindows(rule)
 	t, reason := s.earliest(now, rule, 0)
+	if u := s.recorded(now, rule); u > t {
+		t, reason = u, reasonQueue
+	}
 	st := State{Wait: time.Duration(t - now), Reason: reason}
 	if s.pausedUntil > now {
-		st.Paused = time.Duration(s.pausedUntil - now)
+		st.Paused, st.PauseReason = time.Duration(s.pausedUntil-now), s.pauseWhy
 	}
 	for i, q := range rule.Quotas {
 		w := &s.windows[i]
 		qs := QuotaState{Remaining: q.Requests}
-		for j := 0; j < w.n; j++ {
-			start := w.at(j)
+		for _, start := range w.live() {
 			if start+int64(q.Window) <= now {
 				continue
 			}
@@ -230,49 +379,4 @@ func (s *keyState) state(now int64, rule *Rule) State {
 		st.Quotas = append(st.Quotas, qs)
 	}
 	return st
-}
-
-// at returns the j-th oldest start in the window.
-func (w *window) at(j int) int64 { return w.starts[(w.head+j)%len(w.starts)] }
-
-func (w *window) push(t int64) {
-	w.pushedLast = true
-	w.wasFull = w.n == len(w.starts)
-	if w.wasFull {
-		w.evicted = w.starts[w.head]
-		w.starts[w.head] = t
-		w.head = (w.head + 1) % len(w.starts)
-		return
-	}
-	w.starts[(w.head+w.n)%len(w.starts)] = t
-	w.n++
-}
-
-// pop undoes the latest push, also after removes: the latest start is
-// still the newest, and the one it evicted goes back before the oldest.
-func (w *window) pop() {
-	if !w.pushedLast {
-		return
-	}
-	w.pushedLast = false
-	w.n--
-	if w.wasFull {
-		w.head = (w.head - 1 + len(w.starts)) % len(w.starts)
-		w.starts[w.head] = w.evicted
-		w.n++
-	}
-}
-
-// remove deletes one start equal to t, keeping the others in order.
-func (w *window) remove(t int64) {
-	for j := w.n - 1; j >= 0; j-- {
-		if w.at(j) != t {
-			continue
-		}
-		for k := j; k < w.n-1; k++ {
-			w.starts[(w.head+k)%len(w.starts)] = w.at(k + 1)
-		}
-		w.n--
-		return
-	}
 }

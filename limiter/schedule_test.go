@@ -31,21 +31,30 @@ func TestQuietStateIsFresh(t *testing.T) {
 	for _, rule := range rules {
 		t.Run(fmt.Sprintf("%+v", rule), func(t *testing.T) {
 			for trial := range 200 {
-				s := newKeyState(rule)
+				s := fresh()
 				now := int64(0)
-				var made []Reservation
+				var made []*Reservation
+				started := map[*Reservation]bool{}
 				for range 1 + rng.IntN(12) {
 					now += rng.Int64N(int64(400 * ms))
 					switch op := rng.IntN(10); {
 					case op == 0:
-						s.pause(now + rng.Int64N(int64(time.Second)))
+						s.pause(now+rng.Int64N(int64(time.Second)), reasonShared)
 					case op == 1 && len(made) > 0:
+						// A turn is given back only before its request starts.
+						if res := made[rng.IntN(len(made))]; !started[res] {
+							s.cancel(res.id, res.at, &rule)
+						}
+					case op == 2 && len(made) > 0:
 						res := made[rng.IntN(len(made))]
-						s.cancel(res.ID, res.Start, &rule)
+						if !started[res] && res.at <= now && s.confirm(now, res, randJitter(rng, rule)) == 0 {
+							started[res] = true // late, perhaps
+						}
 					default:
-						start, _ := s.earliest(now, &rule, randJitter(rng, rule))
-						id := s.commit(start, &rule)
-						made = append(made, Reservation{OK: true, ID: id, Start: start})
+						res := new(Reservation)
+						s.reserve(now, &rule, randJitter(rng, rule), 0, res)
+						made = append(made, res)
+						started[res] = res.Wait == 0
 					}
 				}
 				quiet := max(s.quietAt, now)
@@ -53,11 +62,18 @@ func TestQuietStateIsFresh(t *testing.T) {
 				for i := range jitters {
 					jitters[i] = randJitter(rng, rule)
 				}
-				require.Equal(t, schedule(newKeyState(rule), rule, quiet, jitters), schedule(s, rule, quiet, jitters),
+				require.Equal(t, schedule(fresh(), rule, quiet, jitters), schedule(s, rule, quiet, jitters),
 					"trial %d: a state at its quietAt differs from a fresh one", trial)
 			}
 		})
 	}
+}
+
+// fresh is a new key state, of generation 1 as Memory would number it.
+func fresh() *keyState {
+	s := newKeyState()
+	s.gen = 1
+	return s
 }
 
 func randJitter(rng *rand.Rand, rule Rule) time.Duration {
@@ -74,9 +90,9 @@ func schedule(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 	for i, j := range jitters {
 		at := now + int64(i)*int64(100*time.Millisecond)
 		st := s.state(at, &rule)
-		start, reason := s.earliest(at, &rule, j)
-		s.commit(start, &rule)
-		out = append(out, fmt.Sprintf("%+v %d %s", st, start-at, reason))
+		var res Reservation
+		s.reserve(at, &rule, j, 0, &res)
+		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait, res.Reason))
 	}
 	return out
 }

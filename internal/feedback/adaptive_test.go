@@ -1,4 +1,4 @@
-package polite
+package feedback
 
 import (
 	"math"
@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/polite-go/polite/config"
 )
 
 func TestAdaptiveDelay(t *testing.T) {
@@ -41,12 +39,6 @@ func TestAdaptiveDelay(t *testing.T) {
 			assert.Equal(t, tt.want, adaptDelay(tt.old, tt.latency, tt.status, tt.target, tt.floor))
 		})
 	}
-}
-
-func TestAdaptivePace(t *testing.T) {
-	assert.Equal(t, 500*time.Millisecond, pace(&config.Limit{RequestsPerSecond: 2, Burst: 5}))
-	assert.Equal(t, 3*time.Second, pace(&config.Limit{RequestsPerSecond: 2, Burst: 1, MinDelay: 3 * time.Second}))
-	assert.Equal(t, time.Second, pace(&config.Limit{MinDelay: time.Second}))
 }
 
 func FuzzAdaptiveDelay(f *testing.F) {

@@ -1,4 +1,4 @@
-package polite
+package feedback
 
 import (
 	"cmp"
@@ -15,7 +15,7 @@ type event struct {
 	status             int
 	retryAfter, rlWait time.Duration
 	sent, received     time.Duration
-	want               verdict
+	want               Verdict
 }
 
 func TestFeedbackPauseStateMachine(t *testing.T) {
@@ -29,79 +29,79 @@ func TestFeedbackPauseStateMachine(t *testing.T) {
 		wantUntil time.Duration // offset from t0 of the latest pause's end; 0: none
 	}{
 		{"Retry-After on 429", 0, []event{
-			{status: 429, retryAfter: 30 * s, received: s, want: verdict{30 * s, PauseRetryAfter, 30 * s}},
+			{status: 429, retryAfter: 30 * s, received: s, want: Verdict{30 * s, RetryAfter, 30 * s}},
 		}, 0, 31 * s},
 		{"Retry-After on 503", 0, []event{
-			{status: 503, retryAfter: 5 * s, received: s, want: verdict{5 * s, PauseRetryAfter, 5 * s}},
+			{status: 503, retryAfter: 5 * s, received: s, want: Verdict{5 * s, RetryAfter, 5 * s}},
 		}, 0, 6 * s},
 		{"Retry-After capped", 0, []event{
-			{status: 429, retryAfter: 48 * time.Hour, want: verdict{maxPause, PauseRetryAfter, maxPause}},
+			{status: 429, retryAfter: 48 * time.Hour, want: Verdict{maxPause, RetryAfter, maxPause}},
 		}, 0, maxPause},
 		{"Retry-After ignored on 200", 0, []event{
 			{status: 200, retryAfter: 30 * s},
 		}, 0, 0},
 		{"RateLimit exhausted on 200", 0, []event{
-			{status: 200, rlWait: 20 * s, want: verdict{20 * s, PauseRateLimit, 20 * s}},
+			{status: 200, rlWait: 20 * s, want: Verdict{20 * s, RateLimit, 20 * s}},
 		}, 0, 20 * s},
 		{"Retry-After wins over RateLimit", 0, []event{
-			{status: 429, retryAfter: 3 * s, rlWait: 60 * s, want: verdict{3 * s, PauseRetryAfter, 3 * s}},
+			{status: 429, retryAfter: 3 * s, rlWait: 60 * s, want: Verdict{3 * s, RetryAfter, 3 * s}},
 		}, 0, 3 * s},
 		{"RateLimit wins over backoff", 0, []event{
-			{status: 429, rlWait: 7 * s, want: verdict{7 * s, PauseRateLimit, 7 * s}},
+			{status: 429, rlWait: 7 * s, want: Verdict{7 * s, RateLimit, 7 * s}},
 		}, 0, 7 * s},
 		{"backoff doubles", 0, []event{
-			{status: 429, received: 0, want: verdict{s, PauseBackoff, s}},
-			{status: 503, sent: 2 * s, received: 2 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
-			{status: 429, sent: 5 * s, received: 5 * s, want: verdict{4 * s, PauseBackoff, 4 * s}},
+			{status: 429, received: 0, want: Verdict{s, Backoff, s}},
+			{status: 503, sent: 2 * s, received: 2 * s, want: Verdict{2 * s, Backoff, 2 * s}},
+			{status: 429, sent: 5 * s, received: 5 * s, want: Verdict{4 * s, Backoff, 4 * s}},
 		}, 4 * s, 9 * s},
 		{"in-flight 429s count once", 0, []event{
-			{status: 429, sent: 0, received: s, want: verdict{s, PauseBackoff, s}},
+			{status: 429, sent: 0, received: s, want: Verdict{s, Backoff, s}},
 			{status: 429, sent: 0, received: s + 100*time.Millisecond},
 			{status: 429, sent: 500 * time.Millisecond, received: 1500 * time.Millisecond},
-			{status: 429, sent: 2 * s, received: 2 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+			{status: 429, sent: 2 * s, received: 2 * s, want: Verdict{2 * s, Backoff, 2 * s}},
 		}, 2 * s, 4 * s},
 		{"a success resets the backoff", 0, []event{
-			{status: 429, want: verdict{s, PauseBackoff, s}},
-			{status: 429, sent: s, received: s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+			{status: 429, want: Verdict{s, Backoff, s}},
+			{status: 429, sent: s, received: s, want: Verdict{2 * s, Backoff, 2 * s}},
 			{status: 200, sent: 3 * s, received: 3 * s},
-			{status: 429, sent: 4 * s, received: 4 * s, want: verdict{s, PauseBackoff, s}},
+			{status: 429, sent: 4 * s, received: 4 * s, want: Verdict{s, Backoff, s}},
 		}, s, 5 * s},
 		{"a redirect is a success", 0, []event{
-			{status: 429, want: verdict{s, PauseBackoff, s}},
+			{status: 429, want: Verdict{s, Backoff, s}},
 			{status: 301, sent: s, received: s},
 		}, 0, s},
 		{"an in-flight success does not reset", 0, []event{
-			{status: 429, sent: 0, received: s, want: verdict{s, PauseBackoff, s}},
+			{status: 429, sent: 0, received: s, want: Verdict{s, Backoff, s}},
 			{status: 200, sent: 0, received: s},
-			{status: 429, sent: 3 * s, received: 3 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
+			{status: 429, sent: 3 * s, received: 3 * s, want: Verdict{2 * s, Backoff, 2 * s}},
 		}, 2 * s, 5 * s},
 		{"a 404 neither backs off nor resets", 0, []event{
-			{status: 429, want: verdict{s, PauseBackoff, s}},
+			{status: 429, want: Verdict{s, Backoff, s}},
 			{status: 404, sent: 2 * s, received: 2 * s},
 		}, s, s},
 		{"backoff capped", 5 * s, []event{
-			{status: 429, want: verdict{s, PauseBackoff, s}},
-			{status: 429, sent: 1 * s, received: 1 * s, want: verdict{2 * s, PauseBackoff, 2 * s}},
-			{status: 429, sent: 3 * s, received: 3 * s, want: verdict{4 * s, PauseBackoff, 4 * s}},
-			{status: 429, sent: 7 * s, received: 7 * s, want: verdict{5 * s, PauseBackoff, 5 * s}},
-			{status: 429, sent: 12 * s, received: 12 * s, want: verdict{5 * s, PauseBackoff, 5 * s}},
+			{status: 429, want: Verdict{s, Backoff, s}},
+			{status: 429, sent: 1 * s, received: 1 * s, want: Verdict{2 * s, Backoff, 2 * s}},
+			{status: 429, sent: 3 * s, received: 3 * s, want: Verdict{4 * s, Backoff, 4 * s}},
+			{status: 429, sent: 7 * s, received: 7 * s, want: Verdict{5 * s, Backoff, 5 * s}},
+			{status: 429, sent: 12 * s, received: 12 * s, want: Verdict{5 * s, Backoff, 5 * s}},
 		}, 5 * s, 17 * s},
 		{"a shorter pause inside a longer one adds nothing", 0, []event{
-			{status: 429, retryAfter: 60 * s, want: verdict{60 * s, PauseRetryAfter, 60 * s}},
-			{status: 200, rlWait: 10 * s, sent: s, received: s, want: verdict{10 * s, PauseRateLimit, 0}},
+			{status: 429, retryAfter: 60 * s, want: Verdict{60 * s, RetryAfter, 60 * s}},
+			{status: 200, rlWait: 10 * s, sent: s, received: s, want: Verdict{10 * s, RateLimit, 0}},
 		}, 0, 60 * s},
 		{"an overlapping pause adds its extension", 0, []event{
-			{status: 429, retryAfter: 10 * s, want: verdict{10 * s, PauseRetryAfter, 10 * s}},
-			{status: 200, rlWait: 10 * s, sent: 4 * s, received: 4 * s, want: verdict{10 * s, PauseRateLimit, 4 * s}},
+			{status: 429, retryAfter: 10 * s, want: Verdict{10 * s, RetryAfter, 10 * s}},
+			{status: 200, rlWait: 10 * s, sent: 4 * s, received: 4 * s, want: Verdict{10 * s, RateLimit, 4 * s}},
 		}, 0, 14 * s},
 	}
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			max := cmp.Or(tt.maxPause, maxPause)
-			var p pauseState
+			var p State
 			for i, e := range tt.events {
-				got := p.observe(signal{e.status, e.retryAfter, e.rlWait}, t0.Add(e.sent), t0.Add(e.received), max)
+				got := p.Observe(&Response{Status: e.status, RetryAfter: e.retryAfter, RateLimit: e.rlWait, Sent: t0.Add(e.sent)}, t0.Add(e.received), &Policy{MaxPause: max})
 				assert.Equal(t, e.want, got, "event %d", i)
 			}
 			assert.Equal(t, tt.wantStep, p.step, "backoff step")
@@ -116,7 +116,7 @@ func TestFeedbackPauseStateMachine(t *testing.T) {
 
 func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
 	const www, shop = "https://www.example.com:443", "https://shop.example.com:443"
-	var f feedback
+	var f State
 	steps := []struct {
 		host string
 		c    time.Duration
@@ -132,19 +132,19 @@ func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
 		{shop, 0, 0},
 	}
 	for _, s := range steps {
-		f.setCrawlDelay(s.host, s.c)
-		assert.Equal(t, s.want, f.crawlDelay(), "after %s says %v", s.host, s.c)
-		assert.Equal(t, int64(s.want), f.minDelay.Load())
+		f.SetCrawlDelay(s.host, s.c)
+		got, _ := f.MinDelay()
+		assert.Equal(t, s.want, got, "after %s says %v", s.host, s.c)
 	}
 }
 
 func TestFeedbackPauseReason(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	var p pauseState
-	assert.Equal(t, PauseShared, p.reasonAt(t0), "a pause this process did not ask for")
-	p.observe(signal{status: 429, retryAfter: 10 * time.Second}, t0, t0, time.Hour)
-	assert.Equal(t, PauseRetryAfter, p.reasonAt(t0.Add(9*time.Second)))
-	assert.Equal(t, PauseShared, p.reasonAt(t0.Add(10*time.Second)))
+	var p State
+	assert.Empty(t, p.PauseReason(t0), "a pause this State did not ask for")
+	p.Observe(&Response{Status: 429, RetryAfter: 10 * time.Second, Sent: t0}, t0, &Policy{MaxPause: time.Hour})
+	assert.Equal(t, RetryAfter, p.PauseReason(t0.Add(9*time.Second)))
+	assert.Empty(t, p.PauseReason(t0.Add(10*time.Second)))
 }
 
 func FuzzFeedbackPauseState(f *testing.F) {
@@ -156,29 +156,29 @@ func FuzzFeedbackPauseState(f *testing.F) {
 			return
 		}
 		t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-		var p pauseState
+		var p State
 		now := t0
 		for i := 0; i+2 < len(script); i += 3 {
 			b := script[i : i+3]
 			now = now.Add(time.Duration(b[0]) * 100 * time.Millisecond)
-			sig := signal{status: statuses[int(b[1])%len(statuses)]}
+			r := Response{Status: statuses[int(b[1])%len(statuses)]}
 			if b[1]&0x10 != 0 {
-				sig.retryAfter = time.Duration(b[2]) * time.Second
+				r.RetryAfter = time.Duration(b[2]) * time.Second
 			}
 			if b[1]&0x20 != 0 {
-				sig.rateLimit = time.Duration(b[2]) * time.Minute
+				r.RateLimit = time.Duration(b[2]) * time.Minute
 			}
-			sent := now.Add(-time.Duration(b[2]) * 10 * time.Millisecond)
+			r.Sent = now.Add(-time.Duration(b[2]) * 10 * time.Millisecond)
 			before := p.until
-			v := p.observe(sig, sent, now, time.Duration(maxPause))
-			require.GreaterOrEqual(t, v.pause, time.Duration(0))
-			require.LessOrEqual(t, v.pause, time.Duration(maxPause))
-			require.GreaterOrEqual(t, v.added, time.Duration(0))
-			require.LessOrEqual(t, v.added, v.pause)
+			v := p.Observe(&r, now, &Policy{MaxPause: time.Duration(maxPause)})
+			require.GreaterOrEqual(t, v.Pause, time.Duration(0))
+			require.LessOrEqual(t, v.Pause, time.Duration(maxPause))
+			require.GreaterOrEqual(t, v.Added, time.Duration(0))
+			require.LessOrEqual(t, v.Added, v.Pause)
 			require.LessOrEqual(t, p.step, time.Duration(maxPause))
 			require.False(t, p.until.Before(before), "a pause never shortens")
-			if v.pause > 0 {
-				require.NotEmpty(t, v.reason)
+			if v.Pause > 0 {
+				require.NotEmpty(t, v.Reason)
 			}
 		}
 	})

@@ -1,0 +1,195 @@
+// Package feedback turns what servers say into pauses and gaps: the
+// pause after a 429 or 503, exponential backoff, adaptive pacing and
+// robots.txt's Crawl-delay. Every limiter keeps one State per key.
+package feedback
+
+import (
+	"net/http"
+	"time"
+)
+
+// firstBackoff is the pause after a 429 or 503 that says nothing of when to
+// come back; each further one doubles it, up to the maximum pause.
+const firstBackoff = time.Second
+
+// MaxAdaptiveDelay is the longest gap adaptive pacing puts between two
+// requests (Scrapy AutoThrottle's default maximum). A configured pace
+// slower than that is kept as it is.
+const MaxAdaptiveDelay = time.Minute
+
+// The reasons a State gives for a pause or a widened gap.
+const (
+	RetryAfter = "retry-after" // a 429 or 503 response's Retry-After
+	Backoff    = "backoff"     // a 429 or 503 without Retry-After
+	RateLimit  = "ratelimit"   // a RateLimit header saying no request remains
+	CrawlDelay = "crawl-delay" // robots.txt's Crawl-delay widens the gap
+	Adaptive   = "adaptive"    // adaptive pacing widens the gap
+)
+
+// Response is what one response says about pacing.
+type Response struct {
+	Status     int
+	Sent       time.Time     // when its request was sent
+	Latency    time.Duration // from sent to the response's headers
+	RetryAfter time.Duration // from Retry-After; 0 if absent or void
+	RateLimit  time.Duration // until a RateLimit quota resets; 0 if none is exhausted
+}
+
+// Policy is how a key listens: the bounds the caller set.
+type Policy struct {
+	MaxPause time.Duration // the longest pause a server can impose
+	Adaptive bool          // adaptive pacing on
+	Target   float64       // requests adaptive pacing keeps in flight; 0 means 1
+	Floor    time.Duration // the configured pace, below which adaptive pacing never goes
+}
+
+// State is what one key has learned from its server. Its methods take
+// explicit times; it is not safe for concurrent use.
+type State struct {
+	until    time.Time     // the end of the latest pause this State asked for
+	reason   string        // why until was set
+	step     time.Duration // the current backoff pause; 0 when not backing off
+	stepAt   time.Time     // when the current backoff step began
+	adaptive time.Duration // the adaptive gap; 0 until the first response
+	crawl    time.Duration // the longest Crawl-delay of the key's hosts
+	host     string        // the host whose robots.txt asks for crawl
+}
+
+// Verdict is what Observe decided: pause the key for Pause (0: do not).
+type Verdict struct {
+	Pause  time.Duration
+	Reason string
+	Added  time.Duration // how much later the key's pause now ends
+}
+
+// Listens reports whether a response with status and RateLimit headers
+// (hinted) can change s under p: most responses cannot, and cost nothing.
+func (s *State) Listens(status int, hinted bool, p *Policy) bool {
+	return Throttled(status) || hinted || p.Adaptive || s.step > 0
+}
+
+// Observe takes in r, received at now, and returns the pause to ask for,
+// capped at p.MaxPause.
+//
+//   - A 429 or 503 with a Retry-After pauses for it.
+//   - Otherwise a response whose RateLimit headers say no request remains
+//     pauses until the quota resets.
+//   - Otherwise a 429 or 503 backs off: 1s, then twice the previous pause
+//     each time, up to p.MaxPause. A throttled response to a request sent
+//     no later than the current backoff step began was already in flight
+//     when that step was decided: it does not double the step again.
+//   - A 2xx or 3xx response to a request sent after the current step began
+//     ends the backoff.
+//
+// With p.Adaptive it also moves the adaptive gap (see adaptDelay).
+func (s *State) Observe(r *Response, now time.Time, p *Policy) Verdict {
+	if p.Adaptive {
+		s.adaptive = adaptDelay(s.adaptive, r.Latency, r.Status, p.Target, p.Floor)
+	}
+	throttled := Throttled(r.Status)
+	var v Verdict
+	switch {
+	case throttled && r.RetryAfter > 0:
+		v = Verdict{Pause: r.RetryAfter, Reason: RetryAfter}
+	case r.RateLimit > 0:
+		v = Verdict{Pause: r.RateLimit, Reason: RateLimit}
+	case throttled:
+		if s.step > 0 && !r.Sent.After(s.stepAt) {
+			return Verdict{}
+		}
+		s.step = min(max(2*s.step, firstBackoff), p.MaxPause)
+		s.stepAt = now
+		v = Verdict{Pause: s.step, Reason: Backoff}
+	}
+	if r.Status >= 200 && r.Status < 400 && s.step > 0 && r.Sent.After(s.stepAt) {
+		s.step = 0
+	}
+	if v.Pause <= 0 {
+		return Verdict{}
+	}
+	v.Pause = min(v.Pause, p.MaxPause)
+	end := now.Add(v.Pause)
+	if end.After(s.until) {
+		if s.until.After(now) {
+			v.Added = end.Sub(s.until)
+		} else {
+			v.Added = v.Pause
+		}
+		s.until, s.reason = end, v.Reason
+	}
+	return v
+}
+
+// SetCrawlDelay takes in c, the Crawl-delay of host's robots.txt. The key
+// keeps the longest Crawl-delay its hosts ask for: a host asking for more
+// raises it, and the host that set it lowers it when its robots.txt,
+// fetched anew, asks for less. (A host that still asks for more raises it
+// again with its next request: the key remembers one host, not all.)
+// It reports whether the key's Crawl-delay changed.
+func (s *State) SetCrawlDelay(host string, c time.Duration) bool {
+	if s.host == host && c == s.crawl || s.host != host && c <= s.crawl {
+		return false
+	}
+	s.crawl, s.host = c, host
+	return true
+}
+
+// MinDelay is the least gap between two requests that the server asked
+// for: the larger of the Crawl-delay and the adaptive gap, and the reason
+// for it; 0 and "" if neither is set.
+func (s *State) MinDelay() (time.Duration, string) {
+	switch {
+	case s.crawl == 0 && s.adaptive == 0:
+		return 0, ""
+	case s.crawl >= s.adaptive:
+		return s.crawl, CrawlDelay
+	default:
+		return s.adaptive, Adaptive
+	}
+}
+
+// PauseReason says why the key is paused at now: the reason of the pause
+// this State asked for, or "" if it asked for none that lasts that long
+// (the pause came from elsewhere, such as another worker).
+func (s *State) PauseReason(now time.Time) string {
+	if s.until.After(now) {
+		return s.reason
+	}
+	return ""
+}
+
+// Throttled reports whether status asks the client to slow down.
+func Throttled(status int) bool {
+	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+}
+
+// adaptDelay is the adaptive pacing rule, Scrapy AutoThrottle's: after a
+// response that took latency (request sent to response headers), the gap
+// between two requests moves halfway towards latency/target, the gap that
+// keeps target requests in flight at the server:
+//
+//	new = (old + latency/target) / 2
+//
+// never below floor (the key's configured pace) nor above
+// MaxAdaptiveDelay. A response that is not 2xx never shortens the gap
+// (error pages are fast and would speed the crawl up), and a 429 or 503
+// doubles it. old is 0 before the first response, which starts the gap at
+// floor.
+func adaptDelay(old, latency time.Duration, status int, target float64, floor time.Duration) time.Duration {
+	if !(target > 0) {
+		target = 1
+	}
+	old = max(old, floor)
+	var next time.Duration
+	if Throttled(status) {
+		next = 2 * min(old, MaxAdaptiveDelay)
+	} else {
+		goal := min(float64(max(latency, 0))/target, float64(MaxAdaptiveDelay))
+		next = (min(old, MaxAdaptiveDelay) + time.Duration(goal)) / 2
+	}
+	next = max(min(next, MaxAdaptiveDelay), floor)
+	if (status < 200 || status > 299) && next < old {
+		return old
+	}
+	return next
+}

@@ -1,0 +1,70 @@
+package polite
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/polite-go/polite/internal/feedback"
+	"github.com/polite-go/polite/internal/hints"
+	"github.com/polite-go/polite/limiter"
+)
+
+// DefaultMaxPause is the longest pause a server can impose on a domain
+// (through Retry-After, RateLimit headers or repeated 429s) unless
+// WithMaxPause says otherwise.
+const DefaultMaxPause = 10 * time.Minute
+
+// DefaultTargetConcurrency is the number of requests adaptive pacing aims
+// to keep in flight at each server unless WithTargetConcurrency says
+// otherwise: Scrapy AutoThrottle's default.
+const DefaultTargetConcurrency = 1.0
+
+// The reasons stats.Snapshot.PauseReason gives for a domain's pause.
+const (
+	PauseRetryAfter = feedback.RetryAfter
+	PauseBackoff    = feedback.Backoff
+	PauseRateLimit  = feedback.RateLimit
+	PauseShared     = "shared"
+	PauseCrawlDelay = feedback.CrawlDelay
+	PauseAdaptive   = feedback.Adaptive
+)
+
+// learn tells the limiter what the response to a request to d, sent at
+// sent, says: pauses the server asks for (Retry-After, RateLimit headers,
+// 429 or 503) and adaptive pacing. Most responses say nothing, and cost
+// nothing. The response is left as it is.
+func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
+	if d.unpaced {
+		return
+	}
+	throttled := feedback.Throttled(resp.StatusCode)
+	hinted := hints.HasRateLimit(resp.Header)
+	if !throttled && !hinted && !d.rule.Adaptive && !d.listening.Load() {
+		return
+	}
+	now := t.clock.now()
+	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
+	if throttled {
+		o.RetryAfter, _ = hints.RetryAfter(resp.Header.Get("Retry-After"), now)
+	}
+	if hinted {
+		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
+	}
+	d.listening.Store(throttled)
+	added, err := t.limiter.Observe(context.WithoutCancel(ctx), &limiter.Request{Key: d.key, Rule: &d.rule}, &o)
+	if err != nil {
+		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
+		return
+	}
+	if added <= 0 {
+		return
+	}
+	d.stats.Paused(added)
+	if t.logger.Enabled(ctx, slog.LevelDebug) {
+		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", resp.StatusCode)
+	}
+}
+
+func isThrottled(status int) bool { return feedback.Throttled(status) }

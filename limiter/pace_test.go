@@ -1,0 +1,160 @@
+package limiter_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
+)
+
+// A request that starts late moves the turns after it: the next request
+// still goes a whole gap after the late one, as the server sees them.
+func TestLateStartMovesTheNextTurns(t *testing.T) {
+	c := newClock()
+	m := limiter.NewMemory()
+	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 4, Burst: 1}}
+	c.reserveAt(m, r, 0) // goes at once
+	second, at2 := c.reserveAt(m, r, 0)
+	third, at3 := c.reserveAt(m, r, 0)
+	require.Equal(t, []time.Duration{ms(250), ms(500)}, []time.Duration{at2, at3})
+
+	assert.Zero(t, limiter.ConfirmAt(&second, c.at(ms(400))), "late, but may go")
+	more := limiter.ConfirmAt(&third, c.at(ms(500)))
+	assert.Equal(t, ms(150), more, "250ms after the late start, not 100ms")
+	assert.Zero(t, limiter.ConfirmAt(&third, c.at(ms(650))))
+	_, next := c.reserveAt(m, r, ms(650))
+	assert.Equal(t, ms(900), next, "the plan follows the late starts")
+}
+
+// A pause that comes while turns are queued moves them all after it,
+// spaced as the rules say: giving back the turns woken inside the pause
+// returns no token, so no burst follows the pause.
+func TestTurnsWokenInsideAPauseGoAfterItWithoutABurst(t *testing.T) {
+	c := newClock()
+	m := limiter.NewMemory()
+	rule := limiter.Rule{Rate: 1, Burst: 1}
+	r := limiter.Request{Key: "a.com", Rule: &rule}
+	c.reserveAt(m, r, 0)
+	var queued [3]limiter.Reservation
+	for i := range queued {
+		queued[i], _ = c.reserveAt(m, r, 0)
+	}
+	m.PauseAt("a.com", 10*time.Second, c.at(ms(500)))
+	var starts []time.Duration
+	for i := range queued {
+		now := time.Duration(i+1) * time.Second // each wakes at its planned turn, inside the pause
+		for {
+			more := limiter.ConfirmAt(&queued[i], c.at(now))
+			if more == 0 {
+				break
+			}
+			now += more
+		}
+		starts = append(starts, now)
+	}
+	assert.Equal(t, []time.Duration{ms(10500), ms(11500), ms(12500)}, starts)
+}
+
+func TestWait(t *testing.T) {
+	rule := limiter.Rule{Rate: 1, Burst: 1}
+	r := limiter.Request{Key: "a.com", Rule: &rule}
+	t.Run("sleeps until its turn", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := limiter.NewMemory()
+			ctx := context.Background()
+			var res limiter.Reservation
+			start := time.Now()
+			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			assert.Equal(t, time.Second, time.Since(start))
+			assert.Equal(t, time.Second, res.Wait)
+		})
+	})
+	t.Run("refuses a turn after the deadline at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := limiter.NewMemory()
+			var res limiter.Reservation
+			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			ctx, cancel := context.WithTimeout(context.Background(), ms(500))
+			defer cancel()
+			start := time.Now()
+			err := limiter.Wait(ctx, m, &r, &res)
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Zero(t, time.Since(start))
+			assert.Equal(t, time.Second, res.Wait, "when it could have gone")
+			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			assert.Equal(t, time.Second, res.Wait, "the refusal claimed nothing")
+		})
+	})
+	t.Run("refuses a turn after MaxWait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := limiter.NewMemory()
+			var res limiter.Reservation
+			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			short := r
+			short.MaxWait = ms(100)
+			assert.ErrorIs(t, limiter.Wait(context.Background(), m, &short, &res), limiter.ErrWaitTooLong)
+		})
+	})
+	t.Run("gives the turn back when cancelled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := limiter.NewMemory()
+			var res limiter.Reservation
+			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(ms(300), cancel)
+			err := limiter.Wait(ctx, m, &r, &res)
+			assert.True(t, errors.Is(err, context.Canceled))
+			start := time.Now()
+			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			assert.Equal(t, ms(700), time.Since(start), "the cancelled turn at 1s went to the next request")
+		})
+	})
+	t.Run("waits out a pause that came while it slept", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			m := limiter.NewMemory()
+			ctx := context.Background()
+			var res limiter.Reservation
+			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			time.AfterFunc(ms(500), func() {
+				_, err := m.Observe(ctx, &r, &limiter.Observation{Status: 429, RetryAfter: 5 * time.Second, Sent: time.Now()})
+				assert.NoError(t, err)
+			})
+			start := time.Now()
+			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			assert.Equal(t, ms(5500), time.Since(start))
+		})
+	})
+}
+
+// A quota costs memory for the starts made, not for the starts it allows:
+// a quota of 10,000 an hour on 3,000 domains of one request each.
+func TestQuotaMemoryGrowsWithRequests(t *testing.T) {
+	rule := limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 10000, Window: time.Hour}}}
+	m := limiter.NewMemory()
+	keys := make([]string, 3000)
+	for i := range keys {
+		keys[i] = "d" + string(rune('a'+i%26)) + time.Duration(i).String() + ".example"
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var res limiter.Reservation
+	for _, k := range keys {
+		require.NoError(t, m.Reserve(context.Background(), &limiter.Request{Key: k, Rule: &rule}, &res))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perKey := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(keys))
+	t.Logf("%.0f bytes per key", perKey)
+	assert.Less(t, perKey, 2000.0, "the whole 10,000-start ring would be 80 KB")
+	runtime.KeepAlive(m)
+}
