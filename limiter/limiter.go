@@ -173,6 +173,9 @@ type State struct {
 	Paused time.Duration
 	// PauseReason says who asked for the pause.
 	PauseReason Reason
+	// MinDelay is the least gap between two starts: the Rule's, or longer
+	// where the server asked for more (Crawl-delay, adaptive pacing).
+	MinDelay time.Duration
 	// Quotas reports each quota of the rule, in order.
 	Quotas []QuotaState
 }

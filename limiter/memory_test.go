@@ -494,7 +494,7 @@ func TestStateConsumesNothing(t *testing.T) {
 
 	before := m.Len()
 	st := stateAt(m, "never.seen", rule, c.at(0))
-	assert.Equal(t, limiter.State{}, st)
+	assert.Equal(t, limiter.State{MinDelay: rule.MinDelay}, st)
 	assert.Equal(t, before, m.Len(), "asking about a key does not track it")
 }
 

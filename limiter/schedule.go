@@ -361,6 +361,7 @@ func (s *keyState) state(now int64, rule *Rule) State {
 		t, reason = u, reasonQueue
 	}
 	st := State{Wait: time.Duration(t - now), Reason: reason}
+	st.MinDelay, _ = s.minDelay(rule)
 	if s.pausedUntil > now {
 		st.Paused, st.PauseReason = time.Duration(s.pausedUntil-now), s.pauseWhy
 	}
