@@ -647,7 +647,6 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 	assert.Equal(t, limiter.Reason("retry-after"), st.PauseReason)
 }
 
-
 func TestRuleOf(t *testing.T) {
 	q := []config.Quota{{Requests: 3, Window: time.Hour}}
 	l := config.Limit{RequestsPerSecond: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), MaxConcurrent: 4, Quotas: q}
