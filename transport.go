@@ -168,7 +168,8 @@ func (t *Transport) newDomain(key string) *domain {
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l), unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key))}
+	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
+		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
 	d.rule.MaxPause, d.rule.Target = t.maxPause, t.targetConcurrency
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
@@ -258,13 +259,15 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 			d = t.domains.acquire(key, now)
 		}
 	}
-	if err != nil {
-		if errors.Is(err, ErrNoHost) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("polite: key function: %w", err)
+	switch {
+	case err == nil:
+		return d, nil
+	case errors.Is(err, ErrNoHost) && req.URL != nil && req.URL.Host == "":
+		return t.domains.acquire(noHostKey, now), nil
+	case errors.Is(err, ErrNoHost):
+		return nil, err
 	}
-	return d, nil
+	return nil, fmt.Errorf("polite: key function: %w", err)
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.

@@ -117,10 +117,11 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{
-			name: "no host",
+			name: "key function error",
 			url:  "http:///path",
+			opts: []polite.Option{polite.WithKeyFunc(func(*http.Request) (string, error) { return "", errBase })},
 			check: func(t *testing.T, err error) {
-				assert.ErrorIs(t, err, polite.ErrNoHost)
+				assert.ErrorIs(t, err, errBase)
 			},
 		},
 		{

@@ -1,0 +1,100 @@
+package polite_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/config"
+)
+
+// A request refused because its turn comes after the client's timeout
+// looks to callers like net/http's own timeouts.
+func TestWaitErrorForADeadlineIsATimeout(t *testing.T) {
+	tr, err := polite.NewTransport(baseFunc(func(req *http.Request) (*http.Response, error) {
+		return answer(req, http.StatusOK), nil
+	}), polite.WithDefault(config.Limit{RequestsPerSecond: 0.1, Burst: 1}))
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr, Timeout: time.Second}
+	resp, err := client.Get("http://example.com/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	_, err = client.Get("http://example.com/")
+	require.Error(t, err)
+	var ue *url.Error
+	require.True(t, errors.As(err, &ue))
+	assert.True(t, ue.Timeout(), "url.Error.Timeout")
+	assert.True(t, os.IsTimeout(err), "os.IsTimeout")
+	var ne net.Error
+	require.True(t, errors.As(err, &ne))
+	assert.True(t, ne.Timeout())
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "example.com: request not sent: its turn comes at ")
+	assert.Contains(t, err.Error(), "Client.Timeout or context deadline exceeded")
+
+	var we *polite.WaitError
+	require.True(t, errors.As(err, &we))
+	assert.WithinDuration(t, time.Now().Add(10*time.Second), we.RetryAt, 2*time.Second)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.com/", nil)
+	_, err = tr.RoundTrip(req)
+	require.True(t, errors.As(err, &we))
+	assert.False(t, we.Timeout(), "a cancelled request is no timeout")
+}
+
+// A URL with no host goes to the base unpaced, as net/http would send
+// it, counted under "(no host)"; a key function can refuse it instead.
+func TestRequestsWithNoHostGoUnpaced(t *testing.T) {
+	sent := 0
+	base := baseFunc(func(req *http.Request) (*http.Response, error) {
+		sent++
+		return answer(req, http.StatusOK), nil
+	})
+	tr, err := polite.NewTransport(base, polite.WithDefault(config.Limit{RequestsPerSecond: 0.001, Burst: 1}))
+	require.NoError(t, err)
+	for range 3 {
+		req, _ := http.NewRequest(http.MethodGet, "file:///etc/hosts", nil)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	assert.Equal(t, 3, sent, "none waited")
+	s, ok := tr.Stats("(no host)")
+	require.True(t, ok)
+	assert.Equal(t, int64(3), s.TotalRequests)
+
+	refusing := func(req *http.Request) (string, error) {
+		if req.URL.Host == "" {
+			return "", errors.New("no host, no request")
+		}
+		return polite.DomainKey(req)
+	}
+	tr, err = polite.NewTransport(base, polite.WithKeyFunc(refusing))
+	require.NoError(t, err)
+	req, _ := http.NewRequest(http.MethodGet, "file:///etc/hosts", nil)
+	_, err = tr.RoundTrip(req)
+	assert.ErrorContains(t, err, "no host, no request")
+	assert.Equal(t, 3, sent)
+}
+
+// An IPv6 literal with a zone is keyed as its address, and dialled as
+// net/http would.
+func TestZoneLiteralsKeyAsTheirAddress(t *testing.T) {
+	req, _ := http.NewRequest(http.MethodGet, "http://[fe80::1%25eth0]:8080/", nil)
+	for _, f := range []polite.KeyFunc{polite.DomainKey, polite.HostKey} {
+		key, err := f(req)
+		require.NoError(t, err)
+		assert.Equal(t, "fe80::1", key)
+	}
+}
