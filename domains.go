@@ -54,7 +54,6 @@ func (d *domain) release() { d.pending.Add(-1) }
 // least recently used ones that have no request pending.
 type domainTable struct {
 	m          domainMap
-	hosts      hostCache // URL host -> domain, for host-only key functions
 	count      atomic.Int64
 	maxDomains int
 	sweeping   sync.Mutex
@@ -98,23 +97,6 @@ func (d *domain) tryAcquire(now time.Time) bool {
 	return true
 }
 
-// acquireHost is acquire through the cache of hosts' domains, for key
-// functions that depend on the URL's host alone: one lookup per request
-// instead of computing the key and looking it up. The cache is emptied
-// whenever it holds twice as many hosts as the table may hold domains.
-func (tab *domainTable) acquireHost(host string, keyOf func() (string, error), now time.Time) (*domain, error) {
-	if d, ok := tab.hosts.load(host); ok && d.tryAcquire(now) {
-		return d, nil
-	}
-	key, err := keyOf()
-	if err != nil {
-		return nil, err
-	}
-	d := tab.acquire(key, now)
-	tab.hosts.store(host, d)
-	return d, nil
-}
-
 func (tab *domainTable) load(key string) (*domain, bool) { return tab.m.Load(key) }
 
 func (tab *domainTable) all() []*domain { return tab.m.Values() }
@@ -127,7 +109,7 @@ func (tab *domainTable) forget(d *domain) {
 }
 
 // sweep forgets the least recently used idle domains until a quarter of
-// the table is free, and empties the hosts cache. Only one sweep runs at a
+// the table is free. Only one sweep runs at a
 // time; others skip.
 func (tab *domainTable) sweep() {
 	if !tab.sweeping.TryLock() {
@@ -154,9 +136,6 @@ func (tab *domainTable) sweep() {
 		tab.forget(d)
 		excess--
 	}
-	// The hosts cache may point at the domains just forgotten: empty it,
-	// or it would keep up to twice maxDomains of them alive.
-	tab.hosts.clear()
 }
 
 // isLoopback reports whether key names a loopback host.

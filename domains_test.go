@@ -16,6 +16,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // paced reports whether a second request to rawURL, sent right after a
@@ -137,14 +138,27 @@ func TestDomainConfigDuplicates(t *testing.T) {
 	})
 }
 
+// Zero or nil given to an option means its default.
+func TestDomainOptionZeroIsTheDefault(t *testing.T) {
+	var calls atomic.Int64
+	tr, err := polite.NewTransport(countingBase(&calls), polite.WithKeyFunc(nil), polite.WithMaxDomains(0),
+		polite.WithMaxPause(0), polite.WithLogger(nil), polite.WithConfig(nil), polite.WithLimiter(nil),
+		polite.WithDefault(everySecond), polite.WithMaxWait(time.Minute))
+	require.NoError(t, err)
+	require.NoError(t, roundTrip(t, tr, context.Background(), "http://www.example.com/"))
+	require.NoError(t, roundTrip(t, tr, context.Background(), "http://api.example.com/"))
+	_, ok := tr.Stats("example.com")
+	assert.True(t, ok, "DomainKey keys the requests")
+	assert.Equal(t, int64(2), calls.Load())
+}
+
 func TestDomainOptionErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		opt  polite.Option
 		want string
 	}{
-		{"nil key function", polite.WithKeyFunc(nil), "WithKeyFunc"},
-		{"no domains", polite.WithMaxDomains(0), "WithMaxDomains"},
+		{"negative max domains", polite.WithMaxDomains(-1), "WithMaxDomains"},
 		{"negative max wait", polite.WithMaxWait(-time.Second), "WithMaxWait"},
 	}
 	for _, tt := range tests {
@@ -367,7 +381,7 @@ func TestDomainEviction(t *testing.T) {
 	assert.False(t, ok, "an idle domain was evicted with its stats")
 	assert.Greater(t, tr.RemainingWait("slow.com"), 59*time.Minute, "the limiter still knows its pace")
 	err = roundTrip(t, tr, context.Background(), "http://slow.com/")
-	assert.ErrorIs(t, err, polite.ErrWaitTooLong, "eviction does not reset a domain's pace")
+	assert.ErrorIs(t, err, limiter.ErrWaitTooLong, "eviction does not reset a domain's pace")
 }
 
 func TestDomainEvictionUnderConcurrency(t *testing.T) {

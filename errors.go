@@ -7,15 +7,12 @@ import (
 	"time"
 )
 
-// ErrWaitTooLong is the cause of a *WaitError for a request that would have
-// waited longer than WithMaxWait allows.
-var ErrWaitTooLong = errors.New("polite: wait longer than the maximum allowed")
-
 // WaitError is the error for a request that polite did not send because
 // its wait failed: the context was cancelled, its deadline could not be
 // met, or the wait was longer than WithMaxWait allows. Nothing was sent and
 // nothing of the domain's pace was consumed. errors.Is sees through it to
-// the cause: context.Canceled, context.DeadlineExceeded or ErrWaitTooLong.
+// the cause: context.Canceled, context.DeadlineExceeded or
+// limiter.ErrWaitTooLong.
 // A WaitError is not modified after it is returned.
 type WaitError struct {
 	// Domain is the key the request was paced under.

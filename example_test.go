@@ -16,6 +16,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // fakeWeb starts a local server that answers for every site, and returns a
@@ -248,7 +249,7 @@ func Example_quotas() {
 	_, err = client.Get("http://example.com/")
 	var we *polite.WaitError
 	if errors.As(err, &we) {
-		fmt.Println("fourth:", errors.Is(err, polite.ErrWaitTooLong), "could go in", time.Until(we.RetryAt).Round(time.Minute))
+		fmt.Println("fourth:", errors.Is(err, limiter.ErrWaitTooLong), "could go in", time.Until(we.RetryAt).Round(time.Minute))
 	}
 	s, _ := transport.Stats("example.com")
 	q := s.Quotas[0]
@@ -314,7 +315,7 @@ func ExampleWithMaxWait() {
 
 	_, err = client.Get("http://example.com/")
 	var we *polite.WaitError
-	fmt.Println(errors.Is(err, polite.ErrWaitTooLong), errors.As(err, &we))
+	fmt.Println(errors.Is(err, limiter.ErrWaitTooLong), errors.As(err, &we))
 	fmt.Println(we.Domain, "could go in", time.Until(we.RetryAt).Round(time.Minute))
 	fmt.Println("the refusal took nothing:", transport.RemainingWait("example.com") <= time.Hour)
 	// Output:
@@ -345,7 +346,7 @@ func ExampleWithLoopbackExempt() {
 
 // Put the Transport under retryablehttp so that every attempt is paced,
 // and keep retryablehttp from retrying what polite refused.
-func ExampleRetryPolicy() {
+func ExampleTransport_RetryPolicy() {
 	var hits atomic.Int64
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hits.Add(1) <= 2 {
@@ -361,8 +362,8 @@ func ExampleRetryPolicy() {
 	client := retryablehttp.NewClient()
 	client.Logger = nil
 	client.HTTPClient.Transport = transport
-	client.CheckRetry = polite.RetryPolicy(retryablehttp.DefaultRetryPolicy)
-	client.Backoff = polite.Backoff(retryablehttp.DefaultBackoff)
+	client.CheckRetry = transport.RetryPolicy(retryablehttp.DefaultRetryPolicy)
+	client.Backoff = transport.Backoff(retryablehttp.DefaultBackoff)
 	// polite paces the attempts; retryablehttp's own backoff can stay short.
 	client.RetryWaitMin, client.RetryWaitMax = 10*time.Millisecond, 100*time.Millisecond
 
@@ -381,7 +382,8 @@ func ExampleRetryPolicy() {
 		log.Fatal(err)
 	}
 	_, err = client.Do(req)
-	fmt.Println(errors.Is(err, context.DeadlineExceeded), polite.Refused(err), hits.Load(), "attempts")
+	var we *polite.WaitError
+	fmt.Println(errors.Is(err, context.DeadlineExceeded), errors.As(err, &we), hits.Load(), "attempts")
 	// Output:
 	// 200 OK after 3 attempts
 	// true true 3 attempts

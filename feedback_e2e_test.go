@@ -2,7 +2,6 @@ package polite_test
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -49,33 +48,33 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 		name   string
 		status int
 		header func() http.Header
-		reason string
+		reason limiter.Reason
 		least  time.Duration // the shortest pause the header can mean
 	}{
-		{"Retry-After seconds on 429", 429, func() http.Header { return http.Header{"Retry-After": {"1"}} }, polite.PauseRetryAfter, time.Second},
-		{"Retry-After seconds on 503", 503, func() http.Header { return http.Header{"Retry-After": {"1"}} }, polite.PauseRetryAfter, time.Second},
+		{"Retry-After seconds on 429", 429, func() http.Header { return http.Header{"Retry-After": {"1"}} }, limiter.Reason("retry-after"), time.Second},
+		{"Retry-After seconds on 503", 503, func() http.Header { return http.Header{"Retry-After": {"1"}} }, limiter.Reason("retry-after"), time.Second},
 		{"Retry-After date", 429, func() http.Header {
 			// One-second resolution: now+3s means a pause of more than 2s
 			// from now, over 1s however late polite reads the response.
 			return http.Header{"Retry-After": {time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)}}
-		}, polite.PauseRetryAfter, time.Second},
+		}, limiter.Reason("retry-after"), time.Second},
 		{"RateLimit-Remaining and RateLimit-Reset", 200, func() http.Header {
 			return http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"1"}}
-		}, polite.PauseRateLimit, time.Second},
+		}, limiter.Reason("ratelimit"), time.Second},
 		{"RateLimit with t", 200, func() http.Header {
 			return http.Header{"Ratelimit": {`"default";r=0;t=1`}, "Ratelimit-Policy": {`"default";q=5;w=60`}}
-		}, polite.PauseRateLimit, time.Second},
+		}, limiter.Reason("ratelimit"), time.Second},
 		{"RateLimit with the window of RateLimit-Policy", 200, func() http.Header {
 			return http.Header{"Ratelimit": {`"default";r=0`}, "Ratelimit-Policy": {`"default";q=5;w=1`}}
-		}, polite.PauseRateLimit, time.Second},
+		}, limiter.Reason("ratelimit"), time.Second},
 		{"X-RateLimit-Reset delta", 429, func() http.Header {
 			return http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}}
-		}, polite.PauseRateLimit, time.Second},
+		}, limiter.Reason("ratelimit"), time.Second},
 		{"X-RateLimit-Reset epoch", 403, func() http.Header {
 			reset := time.Now().Add(3 * time.Second).Unix() // as the date above
 			return http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}
-		}, polite.PauseRateLimit, time.Second},
-		{"429 without a hint backs off", 429, func() http.Header { return http.Header{} }, polite.PauseBackoff, time.Second},
+		}, limiter.Reason("ratelimit"), time.Second},
+		{"429 without a hint backs off", 429, func() http.Header { return http.Header{} }, limiter.Reason("backoff"), time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,19 +115,19 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 
 // TestRetryAfterUnderRetryablehttp shows retryablehttp and polite working
 // together: the retry after a 429 goes when polite's pause ends. A server
-// asking for an hour is capped by WithMaxPause; with polite.Backoff the
+// asking for an hour is capped by WithMaxPause; with the Transport's Backoff the
 // retry goes when the capped pause ends, where retryablehttp's
 // DefaultBackoff alone sleeps the whole Retry-After.
 func TestRetryAfterUnderRetryablehttp(t *testing.T) {
 	tests := []struct {
 		name       string
 		retryAfter string
-		backoff    retryablehttp.Backoff
+		polite     bool          // the Transport's Backoff wraps DefaultBackoff
 		want       time.Duration // between the two attempts
 	}{
-		{"Retry-After within the cap", "1", polite.Backoff(retryablehttp.DefaultBackoff), time.Second},
-		{"Retry-After over the cap", "3600", polite.Backoff(retryablehttp.DefaultBackoff), time.Minute},
-		{"DefaultBackoff alone sleeps past the cap", "3600", retryablehttp.DefaultBackoff, time.Hour},
+		{"Retry-After within the cap", "1", true, time.Second},
+		{"Retry-After over the cap", "3600", true, time.Minute},
+		{"DefaultBackoff alone sleeps past the cap", "3600", false, time.Hour},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,8 +146,11 @@ func TestRetryAfterUnderRetryablehttp(t *testing.T) {
 				client := retryablehttp.NewClient()
 				client.Logger = nil
 				client.HTTPClient.Transport = tr
-				client.CheckRetry = polite.RetryPolicy(retryablehttp.DefaultRetryPolicy)
-				client.Backoff = tt.backoff
+				client.CheckRetry = tr.RetryPolicy(retryablehttp.DefaultRetryPolicy)
+				client.Backoff = retryablehttp.DefaultBackoff
+				if tt.polite {
+					client.Backoff = tr.Backoff(retryablehttp.DefaultBackoff)
+				}
 
 				resp, err := client.Get("http://example.com/")
 
@@ -187,7 +189,7 @@ func TestRetryAfterPausesOnlyItsDomain(t *testing.T) {
 		assert.Equal(t, int64(2), s.ThrottledResponses)
 		assert.Equal(t, int64(2), s.Responses[4])
 		assert.Equal(t, 240*time.Second, s.PausedTime, "two pauses, back to back")
-		assert.Equal(t, polite.PauseRetryAfter, s.PauseReason)
+		assert.Equal(t, limiter.Reason("retry-after"), s.PauseReason)
 		assert.Equal(t, start.Add(240*time.Second), s.PausedUntil)
 	})
 }
@@ -252,7 +254,7 @@ func TestFeedbackInFlightThrottlesCountOnce(t *testing.T) {
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/"))
 		assert.Equal(t, time.Second, tr.RemainingWait("example.com"), "the success reset the backoff")
 		s, _ := tr.Stats("example.com")
-		assert.Equal(t, polite.PauseBackoff, s.PauseReason)
+		assert.Equal(t, limiter.Reason("backoff"), s.PauseReason)
 		assert.Equal(t, int64(wave+2), s.ThrottledResponses)
 	})
 }
@@ -302,12 +304,8 @@ func TestFeedbackOptionErrors(t *testing.T) {
 		name string
 		opt  polite.Option
 	}{
-		{"max pause zero", polite.WithMaxPause(0)},
-		{"target concurrency zero", polite.WithTargetConcurrency(0)},
-		{"target concurrency infinite", polite.WithTargetConcurrency(math.Inf(1))},
-		{"target concurrency NaN", polite.WithTargetConcurrency(math.NaN())},
+		{"max pause negative", polite.WithMaxPause(-time.Second)},
 		{"robots without agent", polite.WithRobots(" ")},
-		{"robots TTL zero", polite.WithRobotsTTL(0)},
 		{"max crawl delay negative", polite.WithMaxCrawlDelay(-time.Second)},
 	}
 	for _, tt := range tests {

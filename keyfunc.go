@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
@@ -15,17 +16,19 @@ import (
 // KeyFunc names the domain a request is paced under. Requests with the same
 // key share one limit. It must not modify the request, and it is called for
 // every request, so it should be fast; it must be safe for concurrent use.
+//
+// The empty key, with no error, says that the request has no host to pace
+// (its URL has none, as file:///x or a scheme registered on the base
+// transport has none): the Transport sends it to its base unpaced, as
+// net/http would, counted in the stats of the key "(no host)". An error
+// makes the Transport refuse the request, wrapping the error: return one
+// for requests with no host to refuse them instead.
 type KeyFunc func(*http.Request) (string, error)
-
-// ErrNoHost is the error DomainKey and HostKey return for a request whose
-// URL names no host (file:///x, or a scheme registered on the base
-// transport). The Transport sends such a request to its base unpaced,
-// counted in the stats of the key "(no host)"; a key function that
-// returns another error for it makes the Transport refuse it instead.
-var ErrNoHost = errors.New("polite: request URL has no host")
 
 // noHostKey is the key under which requests with no host are counted.
 const noHostKey = "(no host)"
+
+var errNoURL = errors.New("polite: request has no URL")
 
 // DomainKey, the default KeyFunc, keys a request by the registrable domain
 // (eTLD+1) of its URL's host, so that www.example.com and api.example.com
@@ -34,23 +37,55 @@ const noHostKey = "(no host)"
 // address is its own key (IPv6 without brackets); so is a host with no
 // registrable domain, such as localhost or a bare public suffix; an IPv6
 // address with a zone (fe80::1%eth0) is keyed without its zone. A URL with
-// no host gives ErrNoHost; a host that is no host name (an empty label, a
-// colon outside an IP literal) gives an error naming it. A key is its own
-// key.
+// no host gives the empty key; a host that is no host name (an empty
+// label, a colon outside an IP literal) gives an error naming it. A key is
+// its own key. DomainKey remembers the keys of the last few thousand hosts
+// it was asked about, so that it costs one lookup per request.
 func DomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
-		return "", ErrNoHost
+		return "", errNoURL
 	}
-	return domainKeyOf(req.URL.Host)
+	return domainKeys.key(req.URL.Host, domainKeyOf)
 }
 
 // HostKey keys a request by its URL's host, normalised as DomainKey
 // normalises it, so that each subdomain has its own pace.
 func HostKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
-		return "", ErrNoHost
+		return "", errNoURL
 	}
-	return normalizeHost(req.URL.Host)
+	return hostKeys.key(req.URL.Host, normalizeHost)
+}
+
+// The keys DomainKey and HostKey gave of recent hosts.
+var domainKeys, hostKeys keyCache
+
+// keyCache remembers the keys of at most maxCachedHosts hosts: it forgets
+// them all when it is full. Lookups take no lock.
+type keyCache struct {
+	m sync.Map // host -> key
+	n atomic.Int64
+}
+
+const maxCachedHosts = 4096
+
+func (c *keyCache) key(host string, keyOf func(string) (string, error)) (string, error) {
+	if host == "" {
+		return "", nil
+	}
+	if key, ok := c.m.Load(host); ok {
+		return key.(string), nil
+	}
+	key, err := keyOf(host)
+	if err != nil {
+		return "", err
+	}
+	if c.n.Add(1) > maxCachedHosts {
+		c.m.Clear()
+		c.n.Store(0)
+	}
+	c.m.Store(host, key)
+	return key, nil
 }
 
 func domainKeyOf(hostport string) (string, error) {
@@ -65,14 +100,6 @@ func domainKeyOf(hostport string) (string, error) {
 		return etld1, nil
 	}
 	return host, nil
-}
-
-// hostOnly reports whether f is one of this package's key functions,
-// which depend on the URL's host alone, so that the Transport may cache
-// their result per host.
-func hostOnly(f KeyFunc) bool {
-	p := reflect.ValueOf(f).Pointer()
-	return p == reflect.ValueOf(DomainKey).Pointer() || p == reflect.ValueOf(HostKey).Pointer()
 }
 
 // normalizeHost turns a URL's host[:port] into the host polite keys on. It
@@ -94,7 +121,7 @@ func normalizeHost(hostport string) (string, error) {
 	}
 	host = strings.TrimSuffix(host, ".")
 	if host == "" {
-		return "", ErrNoHost
+		return "", fmt.Errorf("polite: host %q: no host name", hostport)
 	}
 	if ip := net.ParseIP(host); ip != nil {
 		return ip.String(), nil

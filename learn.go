@@ -11,26 +11,6 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// DefaultMaxPause is the longest pause a server can impose on a domain
-// (through Retry-After, RateLimit headers or repeated 429s) unless
-// WithMaxPause says otherwise.
-const DefaultMaxPause = 10 * time.Minute
-
-// DefaultTargetConcurrency is the number of requests adaptive pacing aims
-// to keep in flight at each server unless WithTargetConcurrency says
-// otherwise: Scrapy AutoThrottle's default.
-const DefaultTargetConcurrency = 1.0
-
-// The reasons stats.Snapshot.PauseReason gives for a domain's pause.
-const (
-	PauseRetryAfter = feedback.RetryAfter
-	PauseBackoff    = feedback.Backoff
-	PauseRateLimit  = feedback.RateLimit
-	PauseShared     = "shared"
-	PauseCrawlDelay = feedback.CrawlDelay
-	PauseAdaptive   = feedback.Adaptive
-)
-
 // learn tells the limiter what the response to a request to d, sent at
 // sent, says: pauses the server asks for (Retry-After, RateLimit headers,
 // 429 or 503) and adaptive pacing. Most responses say nothing, and cost

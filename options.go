@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"time"
 
@@ -12,8 +11,9 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// Option configures a Transport.
-// Options are applied once, by NewTransport, before the Transport is shared.
+// Option configures a Transport. Options are applied once, by
+// NewTransport, before the Transport is shared. Zero or nil given to an
+// option means its default.
 type Option func(*options)
 
 type options struct {
@@ -24,12 +24,10 @@ type options struct {
 	limiter        limiter.Limiter
 	maxWait        time.Duration
 	maxDomains     int
+	maxPause       time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
-
-	maxPause          time.Duration
-	targetConcurrency float64
-	robots            robotsOptions
+	robots         robotsOptions
 }
 
 // domainEntry is one domain's limit as an option gave it. It replaces the
@@ -41,25 +39,57 @@ type domainEntry struct {
 	option int // which WithDomain or WithConfig gave it
 }
 
-// DefaultMaxDomains is how many domains a Transport tracks unless
-// WithMaxDomains says otherwise.
-const DefaultMaxDomains = 10000
+// The defaults of the options.
+const (
+	defaultMaxDomains = 10000
+	defaultMaxPause   = 10 * time.Minute
+)
+
+// defaultLimit paces every domain that has no limit of its own when no
+// WithDefault says otherwise: 1 request a second, burst 1.
+var defaultLimit = config.Limit{RequestsPerSecond: 1, Burst: 1}
 
 func defaultOptions() options {
-	return options{
-		defaultLimit: config.DefaultLimit,
-		keyFunc:      DomainKey,
-		maxDomains:   DefaultMaxDomains,
-		logger:       slog.New(slog.DiscardHandler),
+	return options{defaultLimit: defaultLimit}
+}
 
-		maxPause:          DefaultMaxPause,
-		targetConcurrency: DefaultTargetConcurrency,
-		robots:            robotsOptions{ttl: DefaultRobotsTTL, maxCrawlDelay: DefaultMaxCrawlDelay},
+// withDefaults fills in the defaults of what the options left zero.
+func (o *options) withDefaults() {
+	if o.keyFunc == nil {
+		o.keyFunc = DomainKey
+	}
+	if o.limiter == nil {
+		o.limiter = limiter.NewMemory()
+	}
+	if o.maxDomains == 0 {
+		o.maxDomains = defaultMaxDomains
+	}
+	if o.maxPause == 0 {
+		o.maxPause = defaultMaxPause
+	}
+	if o.robots.maxCrawlDelay == 0 {
+		o.robots.maxCrawlDelay = defaultMaxCrawlDelay
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
 	}
 }
 
-// WithDefault sets the limit of every domain that has none of its own.
-// Without it, the default is config.DefaultLimit: 1 request/s, burst 1.
+// check reports the first option that cannot be used.
+func (o *options) check() error {
+	switch {
+	case o.maxDomains < 0:
+		return fmt.Errorf("polite: WithMaxDomains: must not be negative, got %d", o.maxDomains)
+	case o.maxWait < 0:
+		return fmt.Errorf("polite: WithMaxWait: must not be negative, got %v", o.maxWait)
+	case o.maxPause < 0:
+		return fmt.Errorf("polite: WithMaxPause: must not be negative, got %v", o.maxPause)
+	}
+	return o.robots.check()
+}
+
+// WithDefault sets the limit of every domain that has none of its own: 1
+// request a second, burst 1, by default.
 func WithDefault(l config.Limit) Option {
 	return func(o *options) { o.defaultLimit = l }
 }
@@ -78,7 +108,7 @@ func WithDomain(domain string, l config.Limit) Option {
 // WithConfig sets the default and the domains' limits from f, as config.Load
 // and config.Parse return it. Later options override it, domain by domain.
 // Two of its domains that name the same one (example.com and Example.COM)
-// are an error.
+// are an error. A nil f changes nothing.
 func WithConfig(f *config.File) Option {
 	return func(o *options) {
 		if f == nil {
@@ -92,7 +122,8 @@ func WithConfig(f *config.File) Option {
 	}
 }
 
-// WithKeyFunc sets how requests are grouped into domains; DomainKey by default.
+// WithKeyFunc sets how requests are grouped into domains; DomainKey by
+// default.
 func WithKeyFunc(f KeyFunc) Option {
 	return func(o *options) { o.keyFunc = f }
 }
@@ -105,15 +136,15 @@ func WithLimiter(l limiter.Limiter) Option {
 
 // WithMaxWait caps how long any request may wait for its turn; a request
 // that would wait longer (for example on a quota that frees up tomorrow)
-// fails at once with a *WaitError wrapping ErrWaitTooLong. 0, the default,
-// means no cap beyond the request's context.
+// fails at once with a *WaitError wrapping limiter.ErrWaitTooLong. By
+// default there is no cap beyond the request's context.
 func WithMaxWait(d time.Duration) Option {
 	return func(o *options) { o.maxWait = d }
 }
 
-// WithMaxDomains sets how many domains the Transport tracks at most
-// (DefaultMaxDomains by default). Past that, the least recently used idle
-// domains are forgotten, with their stats.
+// WithMaxDomains sets how many domains the Transport tracks at most, 10,000
+// by default. Past that, the least recently used idle domains are
+// forgotten, with their stats.
 func WithMaxDomains(n int) Option {
 	return func(o *options) { o.maxDomains = n }
 }
@@ -126,74 +157,41 @@ func WithLoopbackExempt() Option {
 }
 
 // WithLogger makes the Transport log to l: at Info the limits in force when
-// it is made, at Debug each wait (domain, how long, which rule). The
-// Transport is silent by default.
+// it is made, at Debug each wait (domain, how long, which rule) and each
+// pause a server asks for. By default the Transport is silent.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
-		if l != nil {
-			o.logger = l
-		}
-	}
+	return func(o *options) { o.logger = l }
 }
 
 // WithMaxPause caps how long a server can pause a domain through
-// Retry-After, RateLimit headers or repeated 429 and 503 responses
-// (DefaultMaxPause, 10 minutes, by default), so that no server can stall a
-// crawl for days. It must be positive.
+// Retry-After, RateLimit headers or repeated 429 and 503 responses, 10
+// minutes by default, so that no server can stall a crawl for days.
 func WithMaxPause(d time.Duration) Option {
 	return func(o *options) { o.maxPause = d }
 }
 
-// WithTargetConcurrency sets how many requests adaptive pacing (a limit's
-// Adaptive) aims to keep in flight at each server: the gap between requests
-// tends to the server's latency divided by c. DefaultTargetConcurrency (1)
-// by default; it must be positive.
-func WithTargetConcurrency(c float64) Option {
-	return func(o *options) { o.targetConcurrency = c }
-}
-
 // WithRobots makes the Transport obey robots.txt (RFC 9309) as the crawler
 // whose user-agent token is agent (such as "mybot"). Each host's robots.txt
-// (per scheme, host and port) is fetched through the Transport before the
-// host's first request, paced like any request to its domain and counted
-// in its stats; concurrent first requests share one fetch. It is kept
-// WithRobotsTTL (DefaultRobotsTTL, 24 hours), for at most MaxRobotsHosts
-// hosts.
+// (per scheme, host and port) is fetched before the host's first request,
+// paced like any request to its domain and counted in its stats;
+// concurrent first requests share one fetch. It is kept 24 hours, as RFC
+// 9309 asks, for at most 1,000 hosts.
 //
 // A request to a path the file disallows fails with an error wrapping
 // ErrDisallowed and is never sent. A 4xx answer (but 429), or more than 5
 // redirects, means there are no rules. A 5xx or 429 answer, or no answer,
-// disallows the whole host for RobotsRetry (1 minute), after which the file
-// is fetched again; if an earlier copy of the file is known, it is used
-// instead. The Crawl-delay of the agent's group (or of "*") becomes the
-// least gap between two requests to the domain: never shorter than its
-// configured pace, at most WithMaxCrawlDelay (DefaultMaxCrawlDelay, 30
-// seconds). When the hosts of one domain disagree, the longest Crawl-delay
-// applies.
+// disallows the whole host for a minute, after which the file is fetched
+// again; if an earlier copy of the file is known, it is used instead. The
+// Crawl-delay of the agent's group (or of "*") becomes the least gap
+// between two requests to the domain: never shorter than its configured
+// pace, at most WithMaxCrawlDelay. When the hosts of one domain disagree,
+// the longest Crawl-delay applies.
 func WithRobots(agent string) Option {
 	return func(o *options) { o.robots.on, o.robots.agent = true, agent }
 }
 
-// WithRobotsTTL sets how long a robots.txt is kept before it is fetched
-// again (DefaultRobotsTTL by default). It must be positive.
-func WithRobotsTTL(d time.Duration) Option {
-	return func(o *options) { o.robots.ttl = d }
-}
-
-// WithMaxCrawlDelay caps the Crawl-delay a robots.txt can impose
-// (DefaultMaxCrawlDelay by default); 0 ignores Crawl-delay.
+// WithMaxCrawlDelay caps the Crawl-delay a robots.txt can impose, 30
+// seconds by default. A cap of a nanosecond all but ignores Crawl-delay.
 func WithMaxCrawlDelay(d time.Duration) Option {
 	return func(o *options) { o.robots.maxCrawlDelay = d }
-}
-
-// checkListening reports the first option about listening to servers
-// that cannot be used.
-func (o *options) checkListening() error {
-	switch {
-	case o.maxPause <= 0:
-		return fmt.Errorf("polite: WithMaxPause: must be positive, got %v", o.maxPause)
-	case !(o.targetConcurrency > 0) || math.IsInf(o.targetConcurrency, 1):
-		return fmt.Errorf("polite: WithTargetConcurrency: must be positive and finite, got %v", o.targetConcurrency)
-	}
-	return o.robots.check()
 }

@@ -19,12 +19,13 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // The helpers type-check as retryablehttp's own policy types.
 var (
-	_ retryablehttp.CheckRetry = polite.RetryPolicy(retryablehttp.DefaultRetryPolicy)
-	_ retryablehttp.Backoff    = polite.Backoff(retryablehttp.DefaultBackoff)
+	_ retryablehttp.CheckRetry = (*polite.Transport)(nil).RetryPolicy(retryablehttp.DefaultRetryPolicy)
+	_ retryablehttp.Backoff    = (*polite.Transport)(nil).Backoff(retryablehttp.DefaultBackoff)
 )
 
 func TestRetryPolicy(t *testing.T) {
@@ -39,9 +40,8 @@ func TestRetryPolicy(t *testing.T) {
 	}{
 		{"deadline it could not meet", nil, wrap(&polite.WaitError{Domain: "example.com", Err: context.DeadlineExceeded}), true, false},
 		{"cancelled wait", nil, wrap(&polite.WaitError{Domain: "example.com", Err: context.Canceled}), true, false},
-		{"wait too long", nil, wrap(fmt.Errorf("wrapped: %w", &polite.WaitError{Domain: "example.com", Err: polite.ErrWaitTooLong})), true, false},
+		{"wait too long", nil, wrap(fmt.Errorf("wrapped: %w", &polite.WaitError{Domain: "example.com", Err: limiter.ErrWaitTooLong})), true, false},
 		{"disallowed", nil, wrap(polite.ErrDisallowed), true, false},
-		{"no host", nil, wrap(polite.ErrNoHost), true, false},
 		{"other error", nil, wrap(errOther), false, true},
 		{"500", &http.Response{StatusCode: 500}, nil, false, true},
 		{"200", &http.Response{StatusCode: 200}, nil, false, true},
@@ -56,9 +56,9 @@ func TestRetryPolicy(t *testing.T) {
 				return true, nil
 			}
 
-			retry, err := polite.RetryPolicy(next)(context.Background(), tt.resp, tt.err)
+			var tr *polite.Transport
+			retry, err := tr.RetryPolicy(next)(context.Background(), tt.resp, tt.err)
 
-			assert.Equal(t, tt.refused, polite.Refused(tt.err))
 			if tt.refused {
 				assert.False(t, retry)
 				assert.Equal(t, tt.err, err, "the refusal is passed on")
@@ -68,11 +68,10 @@ func TestRetryPolicy(t *testing.T) {
 				assert.NoError(t, err)
 				assert.Equal(t, 1, called)
 			}
-			retry, _ = polite.RetryPolicy(nil)(context.Background(), tt.resp, tt.err)
+			retry, _ = tr.RetryPolicy(nil)(context.Background(), tt.resp, tt.err)
 			assert.False(t, retry, "a nil next retries nothing")
 		})
 	}
-	assert.False(t, polite.Refused(nil))
 }
 
 func TestRetryBackoff(t *testing.T) {
@@ -91,11 +90,11 @@ func TestRetryBackoff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, polite.Backoff(next)(time.Second, time.Minute, 2, tt.resp))
-			assert.Zero(t, polite.Backoff(nil)(time.Second, time.Minute, 2, tt.resp), "a nil next adds no delay")
+			assert.Equal(t, tt.want, (*polite.Transport)(nil).Backoff(next)(time.Second, time.Minute, 2, tt.resp))
+			assert.Zero(t, (*polite.Transport)(nil).Backoff(nil)(time.Second, time.Minute, 2, tt.resp), "a nil next adds no delay")
 		})
 	}
-	assert.Equal(t, time.Duration(0), polite.Backoff(retryablehttp.DefaultBackoff)(time.Second, time.Minute, 0,
+	assert.Equal(t, time.Duration(0), (*polite.Transport)(nil).Backoff(retryablehttp.DefaultBackoff)(time.Second, time.Minute, 0,
 		&http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"30"}}}), "retryablehttp would sleep 30s")
 }
 
@@ -108,7 +107,7 @@ func retryClient(tr http.RoundTripper, policy retryablehttp.CheckRetry, attempts
 	client.RetryMax = 3
 	client.RetryWaitMin, client.RetryWaitMax = time.Millisecond, time.Millisecond
 	client.CheckRetry = policy
-	client.Backoff = polite.Backoff(retryablehttp.DefaultBackoff)
+	client.Backoff = (*polite.Transport)(nil).Backoff(retryablehttp.DefaultBackoff)
 	client.RequestLogHook = func(retryablehttp.Logger, *http.Request, int) { attempts.Add(1) }
 	return client
 }
@@ -133,7 +132,7 @@ func TestRetryEveryAttemptIsPaced(t *testing.T) {
 	defer srv.Close()
 	tr := newTransport(t, nil, polite.WithDefault(config.Limit{MinDelay: gap}))
 	var attempts atomic.Int64
-	client := retryClient(tr, polite.RetryPolicy(retryablehttp.DefaultRetryPolicy), &attempts)
+	client := retryClient(tr, (*polite.Transport)(nil).RetryPolicy(retryablehttp.DefaultRetryPolicy), &attempts)
 	start := time.Now()
 
 	resp, err := client.Get(srv.URL)
@@ -166,7 +165,7 @@ func TestRetryRefusalIsNotRetried(t *testing.T) {
 		policy   retryablehttp.CheckRetry
 		attempts int64
 	}{
-		{"RetryPolicy", polite.RetryPolicy(retryablehttp.DefaultRetryPolicy), 1},
+		{"RetryPolicy", (*polite.Transport)(nil).RetryPolicy(retryablehttp.DefaultRetryPolicy), 1},
 		// Without it, retryablehttp retries what polite will refuse again.
 		{"DefaultRetryPolicy alone", retryablehttp.DefaultRetryPolicy, 4},
 	}

@@ -18,26 +18,23 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// DefaultRobotsTTL is how long a host's robots.txt is kept before it is
-// fetched again, unless WithRobotsTTL says otherwise. RFC 9309 asks
-// crawlers not to keep it longer than 24 hours.
-const DefaultRobotsTTL = 24 * time.Hour
+// robotsTTL is how long a host's robots.txt is kept before it is fetched
+// again: RFC 9309 asks crawlers not to keep it longer than 24 hours.
+const robotsTTL = 24 * time.Hour
 
-// DefaultMaxCrawlDelay caps the Crawl-delay a robots.txt can impose,
+// defaultMaxCrawlDelay caps the Crawl-delay a robots.txt can impose,
 // unless WithMaxCrawlDelay says otherwise.
-const DefaultMaxCrawlDelay = 30 * time.Second
+const defaultMaxCrawlDelay = 30 * time.Second
 
-// RobotsRetry is how long a robots.txt that could not be fetched (a 5xx or
+// robotsRetry is how long a robots.txt that could not be fetched (a 5xx or
 // 429 answer, or no answer) stands before it is fetched again. In that
 // time its host is wholly disallowed, as RFC 9309 asks, unless an earlier
 // copy of the file is known: then that copy is used.
-const RobotsRetry = time.Minute
+const robotsRetry = time.Minute
 
-// MaxRobotsHosts caps the hosts whose robots.txt rules a Transport keeps;
+// maxRobotsHosts caps the hosts whose robots.txt rules a Transport keeps;
 // past it, expired entries and then the least recently used are forgotten.
-// Each entry holds the rules of one group of at most maxRobotsSize of
-// robots.txt, typically a few hundred bytes.
-const MaxRobotsHosts = 1000
+const maxRobotsHosts = 1000
 
 const (
 	maxRobotsSize      = 500 << 10 // RFC 9309 asks to parse at least 500 KiB
@@ -48,7 +45,6 @@ const (
 type robotsOptions struct {
 	on            bool
 	agent         string
-	ttl           time.Duration
 	maxCrawlDelay time.Duration
 }
 
@@ -56,8 +52,6 @@ func (o robotsOptions) check() error {
 	switch {
 	case o.on && strings.TrimSpace(o.agent) == "":
 		return errors.New("polite: WithRobots: the user-agent token is empty")
-	case o.ttl <= 0:
-		return fmt.Errorf("polite: WithRobotsTTL: must be positive, got %v", o.ttl)
 	case o.maxCrawlDelay < 0:
 		return fmt.Errorf("polite: WithMaxCrawlDelay: must not be negative, got %v", o.maxCrawlDelay)
 	}
@@ -118,9 +112,9 @@ func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
 	c := &robotsCache{
 		t:             t,
 		agent:         strings.TrimSpace(o.agent),
-		ttl:           o.ttl,
+		ttl:           robotsTTL,
 		maxCrawlDelay: o.maxCrawlDelay,
-		maxHosts:      MaxRobotsHosts,
+		maxHosts:      maxRobotsHosts,
 		hosts:         make(map[string]*robotsEntry),
 	}
 	c.client = &http.Client{
@@ -235,9 +229,9 @@ func (c *robotsCache) run(ctx context.Context, f *robotsFetch, e *robotsEntry, t
 			e.rules, e.expires = rules, now.Add(c.ttl)
 		case e.rules != nil && e.rules.unreachable == "":
 			// RFC 9309: an earlier copy may stand while the file is unreachable.
-			rules, e.expires = e.rules, now.Add(RobotsRetry)
+			rules, e.expires = e.rules, now.Add(robotsRetry)
 		default:
-			e.rules, e.expires = rules, now.Add(RobotsRetry)
+			e.rules, e.expires = rules, now.Add(robotsRetry)
 		}
 	}
 	if e.fetch == f {
@@ -266,14 +260,14 @@ func (c *robotsCache) fetch(ctx context.Context, target, userAgent string) (*rob
 		if errors.As(err, &we) || errors.Is(err, context.Canceled) {
 			return nil, err
 		}
-		return &robotsRules{unreachable: fmt.Sprintf("robots.txt unreachable (%v); retried after %v", err, RobotsRetry)}, nil
+		return &robotsRules{unreachable: fmt.Sprintf("robots.txt unreachable (%v); retried after %v", err, robotsRetry)}, nil
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case code >= 200 && code <= 299:
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsSize+1))
 		if err != nil {
-			return &robotsRules{unreachable: fmt.Sprintf("robots.txt unreadable (%v); retried after %v", err, RobotsRetry)}, nil
+			return &robotsRules{unreachable: fmt.Sprintf("robots.txt unreadable (%v); retried after %v", err, robotsRetry)}, nil
 		}
 		if len(body) > maxRobotsSize {
 			body = body[:maxRobotsSize]
@@ -287,7 +281,7 @@ func (c *robotsCache) fetch(ctx context.Context, target, userAgent string) (*rob
 	default:
 		// 5xx, and 429: the server asking to slow down, not the file's
 		// absence, which Google too treats as a server error.
-		return &robotsRules{unreachable: fmt.Sprintf("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), RobotsRetry)}, nil
+		return &robotsRules{unreachable: fmt.Sprintf("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry)}, nil
 	}
 }
 

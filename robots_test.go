@@ -18,6 +18,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // site is an in-memory web site for robots tests: robots answers
@@ -177,7 +178,8 @@ func TestRobotsCrawlDelay(t *testing.T) {
 	}{
 		{"slows a fast domain", fastLimit, nil, 2 * time.Second},
 		{"capped", fastLimit, []polite.Option{polite.WithMaxCrawlDelay(500 * time.Millisecond)}, 500 * time.Millisecond},
-		{"ignored with a zero cap", fastLimit, []polite.Option{polite.WithMaxCrawlDelay(0)}, 0},
+		{"all but ignored with a nanosecond cap", fastLimit, []polite.Option{polite.WithMaxCrawlDelay(time.Nanosecond)}, time.Nanosecond},
+		{"a zero cap is the default", fastLimit, []polite.Option{polite.WithMaxCrawlDelay(0)}, 2 * time.Second},
 		{"never faster than configured", config.Limit{MinDelay: 3 * time.Second}, nil, 3 * time.Second},
 	}
 	for _, tt := range tests {
@@ -194,7 +196,7 @@ func TestRobotsCrawlDelay(t *testing.T) {
 				assert.Equal(t, tt.gap, s.times[2].Sub(s.times[1]))
 				if tt.gap > tt.limit.MinDelay {
 					st, _ := tr.Stats("example.com")
-					assert.Equal(t, polite.PauseCrawlDelay, st.PauseReason, "the Crawl-delay shows in the stats")
+					assert.Equal(t, limiter.Reason("crawl-delay"), st.PauseReason, "the Crawl-delay shows in the stats")
 					assert.Equal(t, s.times[2].Add(tt.gap), st.PausedUntil)
 					assert.Zero(t, st.PausedTime, "a Crawl-delay is not a pause")
 				}
@@ -214,11 +216,11 @@ func TestRobotsCrawlDelayFollowsTheFileFetchedAnew(t *testing.T) {
 			}
 			return robotsFile(200, "User-agent: *\nCrawl-delay: 1\n")(req)
 		}}
-		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"), polite.WithRobotsTTL(time.Minute))
+		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
 		get := func() { require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/page")) }
 		get()
 		get()
-		time.Sleep(2 * time.Minute) // the file expires
+		time.Sleep(25 * time.Hour) // the file expires after 24 hours
 		get()
 		get()
 		require.Len(t, s.times, 4)
@@ -290,7 +292,7 @@ func TestRobotsUnreachableIsRetried(t *testing.T) {
 		ctx := context.Background()
 		require.ErrorIs(t, roundTrip(t, tr, ctx, "http://example.com/page"), polite.ErrDisallowed)
 		status.Store(http.StatusNotFound)
-		time.Sleep(polite.RobotsRetry - time.Second)
+		time.Sleep(time.Minute - time.Second)
 		require.ErrorIs(t, roundTrip(t, tr, ctx, "http://example.com/page"), polite.ErrDisallowed, "still within RobotsRetry")
 		assert.Equal(t, int64(1), s.fetches.Load())
 		time.Sleep(time.Second)
@@ -310,17 +312,17 @@ func TestRobotsKeepsAnEarlierCopyWhileUnreachable(t *testing.T) {
 			}
 			return robotsFile(200, "User-agent: *\nDisallow: /secret\n")(req)
 		}}
-		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"), polite.WithRobotsTTL(time.Hour))
+		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
 		ctx := context.Background()
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/page"))
 		down.Store(true)
-		time.Sleep(time.Hour)
+		time.Sleep(24 * time.Hour)
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/page"))
 		require.ErrorIs(t, roundTrip(t, tr, ctx, "http://example.com/secret"), polite.ErrDisallowed)
 		assert.Equal(t, int64(2), s.fetches.Load(), "expired, fetched again, the earlier copy kept")
-		time.Sleep(polite.RobotsRetry)
+		time.Sleep(time.Minute)
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/page"))
-		assert.Equal(t, int64(3), s.fetches.Load(), "the unreachable file is retried after RobotsRetry")
+		assert.Equal(t, int64(3), s.fetches.Load(), "the unreachable file is retried after a minute")
 	})
 }
 
@@ -419,7 +421,7 @@ func TestRobotsFetchRefusedByThePace(t *testing.T) {
 		ctx := context.Background()
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/robots.txt"), "the file itself is always allowed")
 		err := roundTrip(t, tr, ctx, "http://example.com/page")
-		require.ErrorIs(t, err, polite.ErrWaitTooLong)
+		require.ErrorIs(t, err, limiter.ErrWaitTooLong)
 		assert.NotErrorIs(t, err, polite.ErrDisallowed)
 	})
 }

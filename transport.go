@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/feedback"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
@@ -42,7 +44,6 @@ import (
 type Transport struct {
 	base           http.RoundTripper
 	keyFunc        KeyFunc
-	hostOnlyKeys   bool
 	limiter        limiter.Limiter
 	maxWait        time.Duration
 	loopbackExempt bool
@@ -52,9 +53,8 @@ type Transport struct {
 	limits         map[string]*config.Limit
 	domains        domainTable
 
-	maxPause          time.Duration
-	targetConcurrency float64
-	robots            *robotsCache // nil unless WithRobots
+	maxPause time.Duration
+	robots   *robotsCache // nil unless WithRobots
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -69,18 +69,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if o.keyFunc == nil {
-		return nil, errors.New("polite: WithKeyFunc: key function is nil")
-	}
-	if o.maxDomains < 1 {
-		return nil, fmt.Errorf("polite: WithMaxDomains: must be at least 1, got %d", o.maxDomains)
-	}
-	if o.maxWait < 0 {
-		return nil, fmt.Errorf("polite: WithMaxWait: must not be negative, got %v", o.maxWait)
-	}
-	if err := o.checkListening(); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
 	}
+	o.withDefaults()
 	if err := o.defaultLimit.Validate("default_config"); err != nil {
 		return nil, err
 	}
@@ -88,13 +80,9 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.limiter == nil {
-		o.limiter = limiter.NewMemory()
-	}
 	t := &Transport{
 		base:           base,
 		keyFunc:        o.keyFunc,
-		hostOnlyKeys:   hostOnly(o.keyFunc),
 		limiter:        o.limiter,
 		maxWait:        o.maxWait,
 		loopbackExempt: o.loopbackExempt,
@@ -103,12 +91,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 
-		maxPause:          o.maxPause,
-		targetConcurrency: o.targetConcurrency,
+		maxPause: o.maxPause,
 	}
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
-	t.domains.hosts.limit = 2 * o.maxDomains
 	t.domains.newDomain = t.newDomain
 	t.logLimits()
 	return t, nil
@@ -141,26 +127,31 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.
 	return limits, nil
 }
 
-// configKey returns the key a configured domain name stands for. Under
-// DomainKey or HostKey the name is normalised as hosts are, and a name the
-// key function never returns (such as www.example.com under DomainKey) is
-// an error; a custom key function's keys are taken as they are written.
+// configKey returns the key a configured domain name stands for. A name
+// that is a host name is normalised as hosts are, if the key function
+// keys a request to that host by that name; a name the key function can
+// never produce, as it keys a request to that host by a parent domain
+// (www.example.com under DomainKey), is an error. Any other name is a key
+// as the key function writes it.
 func configKey(name string, keyFunc KeyFunc) (string, error) {
-	if !hostOnly(keyFunc) {
+	host, err := normalizeHost(name)
+	if err != nil {
 		return name, nil
 	}
-	key, err := normalizeHost(name)
-	if err != nil {
-		return "", err
-	}
-	probe, err := http.NewRequest(http.MethodGet, "http://"+hostForURL(key)+"/", nil)
+	probe, err := http.NewRequest(http.MethodGet, "http://"+hostForURL(host)+"/", nil)
 	if err != nil {
 		return "", errors.New("can never match: not a host name")
 	}
-	if got, err := keyFunc(probe); err != nil || got != key {
+	got, err := keyFunc(probe)
+	switch {
+	case err != nil || got == name:
+		return name, nil
+	case got == host:
+		return host, nil
+	case strings.HasSuffix(host, "."+got):
 		return "", fmt.Errorf("can never match: the key function names its requests %q", got)
 	}
-	return key, nil
+	return name, nil
 }
 
 func (t *Transport) newDomain(key string) *domain {
@@ -170,7 +161,7 @@ func (t *Transport) newDomain(key string) *domain {
 	}
 	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
 		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
-	d.rule.MaxPause, d.rule.Target = t.maxPause, t.targetConcurrency
+	d.rule.MaxPause = t.maxPause
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}
@@ -247,27 +238,11 @@ func (t *Transport) send(req *http.Request, d *domain, tk *ticket.Ticket) (resp 
 
 // acquire finds the request's domain and claims it for the request.
 func (t *Transport) acquire(req *http.Request) (*domain, error) {
-	keyOf := func() (string, error) { return t.keyFunc(req) }
-	now := t.clock.now()
-	var d *domain
-	var err error
-	if t.hostOnlyKeys && req.URL != nil {
-		d, err = t.domains.acquireHost(req.URL.Host, keyOf, now)
-	} else {
-		var key string
-		if key, err = keyOf(); err == nil {
-			d = t.domains.acquire(key, now)
-		}
-	}
-	switch {
-	case err == nil:
-		return d, nil
-	case errors.Is(err, ErrNoHost) && req.URL != nil && req.URL.Host == "":
-		return t.domains.acquire(noHostKey, now), nil
-	case errors.Is(err, ErrNoHost):
+	key, err := t.Key(req)
+	if err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("polite: key function: %w", err)
+	return t.domains.acquire(key, t.clock.now()), nil
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.
@@ -304,9 +279,6 @@ func (t *Transport) wait(ctx context.Context, d *domain, res *limiter.Reservatio
 	}
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			if cause == limiter.ErrWaitTooLong {
-				cause = ErrWaitTooLong
-			}
 			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
 		}
 	}
@@ -370,11 +342,8 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 		// Never seen, or forgotten by the table while the limiter may
 		// still pace it: ask the limiter under the limit it would get.
 		key := domain
-		if t.hostOnlyKeys {
-			var err error
-			if key, err = normalizeHost(domain); err != nil {
-				return 0
-			}
+		if host, err := normalizeHost(domain); err == nil {
+			key = host
 		}
 		d = t.newDomain(key)
 	}
@@ -400,9 +369,9 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	now := time.Now()
 	switch {
 	case st.Paused > 0:
-		s.PausedUntil, s.PauseReason = now.Add(st.Paused), string(st.PauseReason)
-	case st.Wait > 0 && (st.Reason == PauseCrawlDelay || st.Reason == PauseAdaptive):
-		s.PausedUntil, s.PauseReason = now.Add(st.Wait), string(st.Reason)
+		s.PausedUntil, s.PauseReason = now.Add(st.Paused), st.PauseReason
+	case st.Wait > 0 && (st.Reason == feedback.CrawlDelay || st.Reason == feedback.Adaptive):
+		s.PausedUntil, s.PauseReason = now.Add(st.Wait), st.Reason
 	}
 	for i, q := range st.Quotas {
 		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
@@ -453,13 +422,18 @@ func limitAttrs(domain string, l *config.Limit) []any {
 }
 
 // Key returns the domain key req is paced under, as the key function
-// names it.
+// names it: "(no host)" for a request with no host, which is not paced.
 func (t *Transport) Key(req *http.Request) (string, error) {
 	key, err := t.keyFunc(req)
-	if err != nil && !errors.Is(err, ErrNoHost) {
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("polite: key function: %w", err)
+	case key != "":
+		return key, nil
+	case req.URL != nil && req.URL.Host == "":
+		return noHostKey, nil
 	}
-	return key, err
+	return "", fmt.Errorf("polite: key function: empty key for %s", req.URL.Redacted())
 }
 
 // Limit returns the limit that paces domain: its own, or the default.

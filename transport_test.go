@@ -174,7 +174,7 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 			prep: sendOne,
 			sent: 1,
 			check: func(t *testing.T, err error) {
-				assert.ErrorIs(t, err, polite.ErrWaitTooLong)
+				assert.ErrorIs(t, err, limiter.ErrWaitTooLong)
 			},
 		},
 		{
@@ -678,7 +678,7 @@ func TestTransportMaxWaitRefusesAtOnceConsumingNothing(t *testing.T) {
 
 		err := roundTrip(t, tr, context.Background(), "http://example.com/refused")
 
-		assert.ErrorIs(t, err, polite.ErrWaitTooLong)
+		assert.ErrorIs(t, err, limiter.ErrWaitTooLong)
 		var we *polite.WaitError
 		require.ErrorAs(t, err, &we)
 		assert.Equal(t, start.Add(time.Second), we.RetryAt)

@@ -4,6 +4,8 @@ package stats
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/polite-go/polite/limiter"
 )
 
 // DelayThreshold is the wait beyond which a request counts as delayed.
@@ -45,9 +47,11 @@ type Snapshot struct {
 	DegradedRequests int64
 	// PausedUntil is when the domain's current pause ends; zero if none.
 	PausedUntil time.Time
-	// PauseReason says who asked for the current pause, such as
-	// "retry-after" or "backoff"; empty if none.
-	PauseReason string
+	// PauseReason says who asked for the current pause ("retry-after",
+	// "ratelimit", "backoff", or "shared": another worker sharing the
+	// limiter), or which learned gap holds the next request back
+	// ("crawl-delay", "adaptive"); empty if none.
+	PauseReason limiter.Reason
 	// PausedTime is the total time the domain was paused at the server's request.
 	PausedTime time.Duration
 	// Quotas reports each quota of the domain's limit, in order.
@@ -113,7 +117,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		ThrottledResponses: s.ThrottledResponses,
 		DegradedRequests:   s.DegradedRequests,
 		PausedUntil:        s.PausedUntil,
-		PauseReason:        s.PauseReason,
+		PauseReason:        string(s.PauseReason),
 		PausedTimeMS:       milliseconds(s.PausedTime),
 	}
 	for class, n := range s.Responses {
