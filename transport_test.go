@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,13 +19,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/limiter/redislimiter"
+	"github.com/polite-go/polite/limiter"
 )
 
 // baseFunc is an in-memory http.RoundTripper, usable inside a synctest
@@ -107,7 +105,6 @@ var (
 func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 	errKey := errors.New("no key for you")
 	errBase := errors.New("connection refused")
-	redisDown := downRedisLimiter(t)
 	tests := []struct {
 		name  string
 		opts  []polite.Option
@@ -196,9 +193,9 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 		},
 		{
 			name: "limiter error",
-			opts: []polite.Option{polite.WithLimiter(redisDown)},
+			opts: []polite.Option{polite.WithLimiter(deadStore{})},
 			check: func(t *testing.T, err error) {
-				assert.ErrorIs(t, err, redislimiter.ErrUnavailable)
+				assert.ErrorIs(t, err, errStoreDown)
 				assert.ErrorContains(t, err, "polite: example.com: limiter: ")
 			},
 		},
@@ -273,20 +270,25 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 	}
 }
 
-// downRedisLimiter returns a Redis limiter that fails closed, on a port
-// where no Redis listens.
-func downRedisLimiter(t *testing.T) *redislimiter.Limiter {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	t.Cleanup(func() { client.Close() })
-	l, err := redislimiter.New(client, redislimiter.FailClosed(), redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	return l
+// errStoreDown is what deadStore answers.
+var errStoreDown = errors.New("store down")
+
+// deadStore is a limiter.Limiter whose shared store never answers, as a
+// Redis limiter that fails closed does while Redis is down.
+type deadStore struct{}
+
+func (deadStore) Reserve(context.Context, limiter.Request) (limiter.Reservation, error) {
+	return limiter.Reservation{}, errStoreDown
+}
+
+func (deadStore) Cancel(context.Context, limiter.Request, limiter.Reservation) error {
+	return errStoreDown
+}
+
+func (deadStore) Pause(context.Context, string, time.Duration) error { return errStoreDown }
+
+func (deadStore) State(context.Context, string, limiter.Rule) (limiter.State, error) {
+	return limiter.State{}, errStoreDown
 }
 
 // sendOne sends one request to example.com, taking its domain's turn.
