@@ -1,14 +1,36 @@
-# The README's commands. `make test` runs every check and test, as CI does.
-.PHONY: test demo bench
+# The README's commands. `make test` runs every check and test in every
+# module of go.work (the root, limiter/redislimiter, metrics, cmd/polite,
+# benchmarks, examples/colly), as CI (.ci/run) does. A failing module does
+# not stop the others; the target fails at the end, naming them.
+.PHONY: test fmt lint staticcheck-installed apidiff demo bench
 
-test:
+MODULES := $(shell go list -m -f '{{.Dir}}')
+STATICCHECK ?= staticcheck
+
+# each runs $(1) in every module's directory.
+each = @failed=; for dir in $(MODULES); do \
+		echo "== $$dir"; (cd "$$dir" && $(1)) || failed="$$failed $$dir"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
+
+test: fmt staticcheck-installed
+	$(call each,go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
+
+fmt:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	go vet ./...
-	go test -race -shuffle=on -count=1 ./...
-	cd examples/colly && go vet ./... && go test -race -count=1 ./...
+
+lint: staticcheck-installed
+	$(call each,$(STATICCHECK) ./...)
+
+staticcheck-installed:
+	@command -v $(STATICCHECK) >/dev/null || { echo "$(STATICCHECK) is not on PATH: install the version .ci/run pins (go install honnef.co/go/tools/cmd/staticcheck@VERSION)"; exit 1; }
+
+# apidiff reports each module's API difference from its last tag (gorelease).
+apidiff:
+	.ci/apidiff
 
 demo:
 	go run ./cmd/polite demo
 
 bench:
-	go test -run '^$$' -bench . -benchmem ./...
+	$(call each,go test -run '^$$' -bench . -benchmem ./...)
