@@ -1,7 +1,8 @@
-# The README's commands. `make test` runs every check and test in every
-# module of go.work (the root, limiter/redislimiter, metrics, cmd/polite,
-# benchmarks, examples/colly), as CI (.ci/run) does. A failing module does
-# not stop the others; the target fails at the end, naming them.
+# The README's commands. `make test` checks gofmt, then in every module of
+# go.work (the root, limiter/redislimiter, metrics, cmd/polite, benchmarks,
+# examples/colly) that go.mod is tidy, go vet, staticcheck and the tests, as
+# CI (.ci/run) does. A failing module does not stop the others; the target
+# fails at the end, naming them.
 .PHONY: test fmt lint staticcheck-installed apidiff demo bench
 
 MODULES := $(shell go list -m -f '{{.Dir}}')
@@ -14,7 +15,7 @@ each = @failed=; for dir in $(MODULES); do \
 	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
 
 test: fmt staticcheck-installed
-	$(call each,go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
+	$(call each,go mod tidy -diff && go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
 
 fmt:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -23,7 +24,7 @@ lint: staticcheck-installed
 	$(call each,$(STATICCHECK) ./...)
 
 staticcheck-installed:
-	@command -v $(STATICCHECK) >/dev/null || { echo "$(STATICCHECK) is not on PATH: install the version .ci/run pins (go install honnef.co/go/tools/cmd/staticcheck@VERSION)"; exit 1; }
+	@command -v $(STATICCHECK) >/dev/null || { echo "$(STATICCHECK) is not on PATH: go install honnef.co/go/tools/cmd/staticcheck@VERSION, with the VERSION .ci/run pins"; exit 1; }
 
 # apidiff reports each module's API difference from its last tag (gorelease).
 apidiff:
