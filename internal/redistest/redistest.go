@@ -102,7 +102,7 @@ func (s *Server) start() error {
 	return fmt.Errorf("redis-server did not answer on %s: %s", s.Addr(), out)
 }
 
-// kill stops the server at once, as a crash would.
+// Kill stops the server at once, as a crash would.
 func (s *Server) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,7 +121,7 @@ func (s *Server) Kill() {
 	s.cmd = nil
 }
 
-// restart starts the server again on the same port, empty.
+// Restart starts the server again on the same port, empty.
 func (s *Server) Restart() {
 	s.tb.Helper()
 	if err := s.start(); err != nil {
