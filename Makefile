@@ -3,7 +3,7 @@
 # examples/colly) that go.mod is tidy, go vet, staticcheck and the tests, as
 # CI (.ci/run) does. A failing module does not stop the others; the target
 # fails at the end, naming them.
-.PHONY: test fmt lint staticcheck-installed apidiff demo bench
+.PHONY: test fmt licenses lint staticcheck-installed apidiff demo bench
 
 MODULES := $(shell go list -m -f '{{.Dir}}')
 STATICCHECK ?= staticcheck
@@ -14,11 +14,15 @@ each = @failed=; for dir in $(MODULES); do \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
 
-test: fmt staticcheck-installed
+test: fmt licenses staticcheck-installed
 	$(call each,go mod tidy -diff && go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
 
 fmt:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+
+# Every module's zip carries the license: each module has a copy of LICENSE.
+licenses:
+	@for dir in $(MODULES); do cmp -s LICENSE "$$dir/LICENSE" || { echo "$$dir/LICENSE is not a copy of LICENSE"; exit 1; }; done
 
 lint: staticcheck-installed
 	$(call each,$(STATICCHECK) ./...)
