@@ -31,6 +31,10 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
+// For development without go.work. Before tagging cmd/polite, require the
+// tagged versions of these modules and drop the replace directives:
+// `go install github.com/polite-go/polite/cmd/polite@version` refuses a
+// go.mod that has any.
 replace github.com/polite-go/polite => ../..
 
 replace github.com/polite-go/polite/limiter/redislimiter => ../../limiter/redislimiter
