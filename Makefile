@@ -1,14 +1,41 @@
-# The README's commands. `make test` runs every check and test, as CI does.
-.PHONY: test demo bench
+# The README's commands. `make test` checks gofmt, then in every module of
+# go.work (the root, limiter/redislimiter, metrics, cmd/polite, benchmarks,
+# examples/colly) that go.mod is tidy, go vet, staticcheck and the tests, as
+# CI (.ci/run) does. A failing module does not stop the others; the target
+# fails at the end, naming them.
+.PHONY: test fmt licenses lint staticcheck-installed apidiff demo bench
 
-test:
+MODULES := $(shell go list -m -f '{{.Dir}}')
+STATICCHECK ?= staticcheck
+
+# each runs $(1) in every module's directory.
+each = @failed=; for dir in $(MODULES); do \
+		echo "== $$dir"; (cd "$$dir" && $(1)) || failed="$$failed $$dir"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
+
+test: fmt licenses staticcheck-installed
+	$(call each,go mod tidy -diff && go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
+
+fmt:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	go vet ./...
-	go test -race -shuffle=on -count=1 ./...
-	cd examples/colly && go vet ./... && go test -race -count=1 ./...
+
+# Every module's zip carries the license: each module has a copy of LICENSE.
+licenses:
+	@for dir in $(MODULES); do cmp -s LICENSE "$$dir/LICENSE" || { echo "$$dir/LICENSE is not a copy of LICENSE"; exit 1; }; done
+
+lint: staticcheck-installed
+	$(call each,$(STATICCHECK) ./...)
+
+staticcheck-installed:
+	@command -v $(STATICCHECK) >/dev/null || { echo "$(STATICCHECK) is not on PATH: go install honnef.co/go/tools/cmd/staticcheck@VERSION, with the VERSION .ci/run pins"; exit 1; }
+
+# apidiff reports each module's API difference from its last tag (gorelease).
+apidiff:
+	.ci/apidiff
 
 demo:
 	go run ./cmd/polite demo
 
 bench:
-	go test -run '^$$' -bench . -benchmem ./...
+	$(call each,go test -run '^$$' -bench . -benchmem ./...)

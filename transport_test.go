@@ -105,7 +105,6 @@ var (
 func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 	errKey := errors.New("no key for you")
 	errBase := errors.New("connection refused")
-	redisDown := deadStore{}
 	tests := []struct {
 		name  string
 		opts  []polite.Option
@@ -195,7 +194,7 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 		},
 		{
 			name: "limiter error",
-			opts: []polite.Option{polite.WithLimiter(redisDown)},
+			opts: []polite.Option{polite.WithLimiter(deadStore{})},
 			check: func(t *testing.T, err error) {
 				assert.ErrorIs(t, err, errStoreDown)
 				assert.ErrorContains(t, err, "polite: example.com: limiter: ")

@@ -2,8 +2,8 @@
 package redistest
 
 import (
+	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // RequireEnv names the variable that, set to 1, makes a missing
@@ -88,18 +86,13 @@ func (s *Server) start() error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	client := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
-	defer client.Close()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		select {
 		case err := <-exited:
 			return fmt.Errorf("redis-server exited (%v): %s", err, out)
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := client.Ping(ctx).Err()
-		cancel()
-		if err == nil {
+		if ping(s.Addr()) == nil {
 			s.cmd, s.out = cmd, out
 			return nil
 		}
@@ -109,7 +102,7 @@ func (s *Server) start() error {
 	return fmt.Errorf("redis-server did not answer on %s: %s", s.Addr(), out)
 }
 
-// kill stops the server at once, as a crash would.
+// Kill stops the server at once, as a crash would.
 func (s *Server) Kill() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +121,7 @@ func (s *Server) Kill() {
 	s.cmd = nil
 }
 
-// restart starts the server again on the same port, empty.
+// Restart starts the server again on the same port, empty.
 func (s *Server) Restart() {
 	s.tb.Helper()
 	if err := s.start(); err != nil {
@@ -136,9 +129,27 @@ func (s *Server) Restart() {
 	}
 }
 
-// client returns a client of the server, closed when the test ends.
-func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr()})
-	s.tb.Cleanup(func() { c.Close() })
-	return c
+// ping sends PING to the Redis at addr and expects PONG, speaking the
+// protocol by hand so that this package, which the root module holds,
+// needs no Redis client.
+func ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
+		return err
+	}
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("redistest: PING answered %q", line)
+	}
+	return nil
 }

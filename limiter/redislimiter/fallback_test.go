@@ -54,10 +54,17 @@ const (
 func newTestLimiter(t *testing.T, srv *redistest.Server, opts ...Option) (*Limiter, *logRecorder) {
 	t.Helper()
 	logs := &logRecorder{}
-	l, err := New(srv.Client(), append([]Option{WithLogger(slog.New(logs)), WithProbeInterval(50 * time.Millisecond)}, opts...)...)
+	l, err := New(newClient(t, srv), append([]Option{WithLogger(slog.New(logs)), WithProbeInterval(50 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l, logs
+}
+
+// newClient returns a client of srv, closed when the test ends.
+func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	tb.Cleanup(func() { c.Close() })
+	return c
 }
 
 // eventuallyShared waits until the Limiter uses Redis again.
@@ -134,7 +141,7 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			require.NoError(t, err)
 
 			// CLIENT PAUSE holds every other client's commands: Redis is up but slow.
-			require.NoError(t, srv.Client().Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err())
+			require.NoError(t, newClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err())
 			began := time.Now()
 			res, err := l.Reserve(ctx, req)
 			require.NoError(t, err)

@@ -68,7 +68,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 func TestScriptsRunOnCluster(t *testing.T) {
 	srv := redistest.Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 	ctx := context.Background()
-	admin := srv.Client()
+	admin := newClient(t, srv)
 	require.NoError(t, admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err())
 	require.Eventually(t, func() bool {
 		info, err := admin.ClusterInfo(ctx).Result()
@@ -159,7 +159,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		}
 	})
 	t.Run("gone in real time", func(t *testing.T) {
-		client := srv.Client()
+		client := newClient(t, srv)
 		l, err := New(client, WithLogger(nil), WithTimeout(5*time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })

@@ -34,7 +34,7 @@ type fakeClock struct {
 
 func newFakeClock(t *testing.T, srv *redistest.Server, opts ...Option) *fakeClock {
 	t.Helper()
-	client := srv.Client()
+	client := newClient(t, srv)
 	l, err := newLimiter(client, testClock, append([]Option{WithLogger(nil), WithTimeout(5 * time.Second)}, opts...))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })

@@ -1,4 +1,9 @@
-package polite_test
+// The side-by-side comparison of a bare transport, the seed's naive design
+// (naive_test.go) and polite, run from the repository's root:
+//
+//	go test -run '^$' -bench RoundTrip -benchmem -count 8 ./benchmarks
+
+package benchmarks
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package polite_test
+package benchmarks
 
 import (
 	"net/http"

@@ -1,4 +1,4 @@
-package redislimiter
+package benchmarks
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/redislimiter"
 )
 
 // BenchmarkReserve measures limiter operations against one Redis, side by
@@ -27,7 +28,7 @@ import (
 // machine's changing load falls on all alike, or with
 // BenchmarkReserveAlternating:
 //
-//	go test -c -o /tmp/redislimiter.test ./limiter/redislimiter
+//	go test -c -o /tmp/redislimiter.test ./benchmarks
 //	for i in $(seq 10); do /tmp/redislimiter.test -test.run '^$' -test.bench 'BenchmarkReserve$' -test.benchtime=4000x; done
 //
 // Besides the time per operation it reports what it cost Redis: redis-µs/op
@@ -41,7 +42,7 @@ import (
 // without it, where each call runs on a goroutine of its own.
 func BenchmarkReserve(b *testing.B) {
 	srv, cases := benchCases(b)
-	admin := srv.Client()
+	admin := newClient(b, srv)
 	rand.Shuffle(len(cases), func(i, j int) { cases[i], cases[j] = cases[j], cases[i] })
 	for _, tt := range cases {
 		b.Run(tt.name+"/serial", func(b *testing.B) {
@@ -110,7 +111,7 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 	ctx := context.Background()
 	req := limiter.Request{Key: "bench.example", Rule: limiter.Rule{Rate: 1e6, Burst: 1000}}
 	reserveWith := func(client redis.UniversalClient) func(*testing.B) {
-		l, err := New(client, WithLogger(nil))
+		l, err := redislimiter.New(client, redislimiter.WithLogger(nil))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 			b.Errorf("allow: %v (allowed %v)", err, res)
 		}
 	}
-	cases := []benchCase{{"polite", reserveWith(client)}, {"redis_rate", allow}, {"polite-deadline-ignoring-client", reserveWith(srv.Client())}}
+	cases := []benchCase{{"polite", reserveWith(client)}, {"redis_rate", allow}, {"polite-deadline-ignoring-client", reserveWith(newClient(b, srv))}}
 	for _, tt := range cases {
 		timeOps(b, tt.op, 1000, true) // loads the script, makes the connections
 	}
@@ -138,6 +139,13 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 		b.FailNow()
 	}
 	return srv, cases
+}
+
+// newClient returns a client of srv, closed when the benchmark ends.
+func newClient(b *testing.B, srv *redistest.Server) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	b.Cleanup(func() { c.Close() })
+	return c
 }
 
 // timeOps runs op n times, serially or on GOMAXPROCS goroutines as

@@ -1,0 +1,24 @@
+module github.com/polite-go/polite/benchmarks
+
+go 1.25.0
+
+require (
+	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite/limiter/redislimiter v0.0.0
+	github.com/redis/go-redis/v9 v9.22.0
+	golang.org/x/net v0.56.0
+	golang.org/x/time v0.15.0
+)
+
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/temoto/robotstxt v1.1.2 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.38.0 // indirect
+)
+
+replace github.com/polite-go/polite => ..
+
+replace github.com/polite-go/polite/limiter/redislimiter => ../limiter/redislimiter

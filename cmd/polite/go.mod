@@ -1,0 +1,42 @@
+module github.com/polite-go/polite/cmd/polite
+
+go 1.25.0
+
+require (
+	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite/limiter/redislimiter v0.0.0
+	github.com/polite-go/polite/metrics v0.0.0
+	github.com/prometheus/client_golang v1.24.0
+	github.com/redis/go-redis/v9 v9.22.0
+	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/term v0.44.0
+)
+
+require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/prometheus/client_model v0.6.2 // indirect
+	github.com/prometheus/common v0.70.0 // indirect
+	github.com/prometheus/procfs v0.21.1 // indirect
+	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/temoto/robotstxt v1.1.2 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.56.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/text v0.38.0 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
+)
+
+// For development without go.work. Before tagging cmd/polite, require the
+// tagged versions of these modules and drop the replace directives:
+// `go install github.com/polite-go/polite/cmd/polite@version` refuses a
+// go.mod that has any.
+replace github.com/polite-go/polite => ../..
+
+replace github.com/polite-go/polite/limiter/redislimiter => ../../limiter/redislimiter
+
+replace github.com/polite-go/polite/metrics => ../../metrics
