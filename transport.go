@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -447,4 +448,14 @@ func (t *Transport) Limit(domain string) config.Limit {
 		}
 	}
 	return *t.defaultLimit
+}
+
+// Close closes the Transport's limiter if it has a Close method: a
+// limiter.Memory that Persist set up writes its state once more, a Redis
+// limiter stops probing. The Transport must not be used after.
+func (t *Transport) Close() error {
+	if c, ok := t.limiter.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }

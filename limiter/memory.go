@@ -30,6 +30,7 @@ type Memory struct {
 	sweepAt atomic.Int64
 	sweep   sync.Mutex
 	gens    atomic.Uint32 // the latest generation given to a key's state
+	persist *persister    // set by Persist
 }
 
 // lockedState is a key's state with its lock. It is the Turn of the

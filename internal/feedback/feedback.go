@@ -193,3 +193,40 @@ func adaptDelay(old, latency time.Duration, status int, target float64, floor ti
 	}
 	return next
 }
+
+// Saved is a State as it is written to disk: times in Unix nanoseconds.
+type Saved struct {
+	Until    int64         `json:"until,omitempty"`
+	Reason   string        `json:"reason,omitempty"`
+	Step     time.Duration `json:"step,omitempty"`
+	StepAt   int64         `json:"step_at,omitempty"`
+	Adaptive time.Duration `json:"adaptive,omitempty"`
+	Crawl    time.Duration `json:"crawl,omitempty"`
+	Host     string        `json:"host,omitempty"`
+}
+
+// Save returns s as it is written to disk.
+func (s *State) Save() Saved {
+	return Saved{Until: unixNano(s.until), Reason: s.reason, Step: s.step, StepAt: unixNano(s.stepAt),
+		Adaptive: s.adaptive, Crawl: s.crawl, Host: s.host}
+}
+
+// Restore makes s what v saved.
+func (s *State) Restore(v Saved) {
+	*s = State{until: fromUnixNano(v.Until), reason: v.Reason, step: v.Step, stepAt: fromUnixNano(v.StepAt),
+		adaptive: v.Adaptive, crawl: v.Crawl, host: v.Host}
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
