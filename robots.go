@@ -101,10 +101,6 @@ func (r *robotsRules) allows(path string) bool {
 	return r.unreachable == "" && (r.group == nil || r.group.Test(path))
 }
 
-// robotsFetchKey marks the context of a robots.txt fetch, which the robots
-// check lets through.
-type robotsFetchKey struct{}
-
 func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
 	if !o.on {
 		return nil
@@ -118,7 +114,7 @@ func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
 		hosts:         make(map[string]*robotsEntry),
 	}
 	c.client = &http.Client{
-		Transport: t,
+		Transport: pacer{t},
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 			if len(via) > maxRobotsRedirects {
 				return http.ErrUseLastResponse
@@ -134,7 +130,7 @@ func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
 // expired, and applies the file's Crawl-delay to d.
 func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) error {
 	u := req.URL
-	if (u.Scheme != "http" && u.Scheme != "https") || ctx.Value(robotsFetchKey{}) != nil {
+	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil
 	}
 	path := u.RequestURI()
@@ -208,7 +204,7 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 
 // startLocked starts fetching the robots.txt of req's host for e.
 func (c *robotsCache) startLocked(e *robotsEntry, req *http.Request) *robotsFetch {
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), robotsFetchKey{}, true))
+	ctx, cancel := context.WithCancel(context.Background())
 	f := &robotsFetch{done: make(chan struct{}), cancel: cancel}
 	e.fetch = f
 	target := req.URL.Scheme + "://" + req.URL.Host + "/robots.txt"
@@ -241,9 +237,9 @@ func (c *robotsCache) run(ctx context.Context, f *robotsFetch, e *robotsEntry, t
 	close(f.done)
 }
 
-// fetch gets and reads one robots.txt through the Transport itself, so
-// that the fetch is paced, counted and listened to like any request to its
-// domain. An error is returned only when the fetch says nothing about the
+// fetch gets and reads one robots.txt through the Transport's pacing
+// step, so that the fetch is paced, counted and listened to like any
+// request to its domain. An error is returned only when the fetch says nothing about the
 // file: polite refused to send it (*WaitError) or nobody waits for it any
 // more; a server or network error makes the file unreachable.
 func (c *robotsCache) fetch(ctx context.Context, target, userAgent string) (*robotsRules, error) {

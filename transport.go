@@ -179,15 +179,23 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		tk.Done()
 		return nil, err
 	}
-	ctx := req.Context()
 	if t.robots != nil {
-		if err := t.robots.check(ctx, req, d); err != nil {
+		if err := t.robots.check(req.Context(), req, d); err != nil {
 			if errors.Is(err, ErrDisallowed) {
 				d.stats.Disallowed()
 			}
 			return nil, refuse(req, d, tk, false, err)
 		}
 	}
+	return t.pace(req, d, tk)
+}
+
+// pace sends req, which holds d, in its turn: it takes a concurrency slot,
+// waits for the turn, sends the request through the base transport, tells
+// the limiter what the response says, and tracks the response's body, so
+// that the request's flight ends when the body is closed.
+func (t *Transport) pace(req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
+	ctx := req.Context()
 	if err := t.takeSlot(ctx, d); err != nil {
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, false, err)
@@ -208,6 +216,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.learn(ctx, d, resp, sent)
 	resp.Body = t.track(d, resp.Body, tk)
 	return resp, nil
+}
+
+// pacer is the Transport without its robots.txt step: what robots.txt
+// fetches go through, paced, counted and listened to like any request to
+// their domain.
+type pacer struct{ t *Transport }
+
+func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
+	d, err := p.t.acquire(req)
+	if err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
+	return p.t.pace(req, d, nil)
 }
 
 // send sends the request, which holds d, through the base transport. If
