@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 )
 
@@ -38,9 +37,12 @@ type fileJSON struct {
 	Domains map[string]json.RawMessage `json:"domains,omitempty"`
 }
 
-// Load reads and validates the JSON file at path.
+// Load reads and validates the JSON file at path. It reads at most 1 MiB:
+// a larger file, or a device that never ends such as /dev/zero, is an error
+// naming the file and the limit. A named pipe is read until its writer
+// closes it; one that no process writes to reads as empty.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -49,6 +51,31 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
+}
+
+// maxFileSize is the most Load reads; a real configuration is a few KiB.
+const maxFileSize = 1 << 20
+
+// readFile reads the file at path, failing once it has read more than
+// limit bytes.
+func readFile(path string, limit int64) ([]byte, error) {
+	file, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	tooLarge := fmt.Errorf("%s: larger than %d MiB", path, limit>>20)
+	if info, err := file.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(file, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge
+	}
+	return data, nil
 }
 
 // Parse reads and validates a configuration in JSON. Unknown fields, wrong
