@@ -78,8 +78,9 @@ func readFile(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// Parse reads and validates a configuration in JSON. Unknown fields, wrong
-// types and invalid limits are errors naming the domain and the field.
+// Parse reads and validates a configuration in JSON. Unknown fields, keys
+// given twice in one object (a domain, default_config, a field), wrong types
+// and invalid limits are errors naming the domain and the field.
 func Parse(data []byte) (*File, error) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
@@ -88,6 +89,9 @@ func Parse(data []byte) (*File, error) {
 				return nil, fmt.Errorf("config: %s: unknown field", name)
 			}
 		}
+	}
+	if err := checkDuplicateKeys(data); err != nil {
+		return nil, err
 	}
 	var raw fileJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -121,6 +125,26 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkDuplicateKeys reports the first key given twice in one object of
+// data: as a *FieldError inside a limit or among the domains, where the
+// domain is known; as an error naming the key at the top level.
+func checkDuplicateKeys(data []byte) error {
+	path := duplicateKey(data)
+	switch {
+	case path == nil:
+		return nil
+	case len(path) == 1:
+		return fmt.Errorf("config: %s: %w", path[0], errDuplicateKey)
+	case path[0] == "default_config":
+		return &FieldError{Domain: path[0], Field: joinPath(path[1:]), Err: errDuplicateKey}
+	case path[0] == "domains" && len(path) == 2:
+		return &FieldError{Domain: path[1], Field: "domains", Err: errDuplicateKey}
+	case path[0] == "domains":
+		return &FieldError{Domain: path[1], Field: joinPath(path[2:]), Err: errDuplicateKey}
+	}
+	return fmt.Errorf("config: %s: %w", joinPath(path), errDuplicateKey)
 }
 
 func decodeLimit(domain string, data []byte, l *Limit) error {
