@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 )
 
@@ -38,8 +39,8 @@ type fileJSON struct {
 }
 
 // Load reads and validates the JSON file at path. It reads at most 1 MiB:
-// a larger file, or a device that never ends such as /dev/zero, is an error
-// naming the file and the limit. A named pipe is read until its writer
+// a larger file, or a device that never ends such as /dev/zero, is an
+// *fs.PathError naming the file and the limit. A named pipe is read until its writer
 // closes it; one that no process writes to reads as empty.
 func Load(path string) (*File, error) {
 	data, err := readFile(path, maxFileSize)
@@ -64,7 +65,7 @@ func readFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer file.Close()
-	tooLarge := fmt.Errorf("%s: larger than %d MiB", path, limit>>20)
+	tooLarge := &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d MiB", limit>>20)}
 	if info, err := file.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
 		return nil, tooLarge
 	}

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,10 @@ func TestLoadSizeLimit(t *testing.T) {
 			f, err := config.Load(path)
 			require.Nil(t, f)
 			require.Error(t, err)
-			assert.Equal(t, "config: "+path+": larger than 1 MiB", err.Error())
+			assert.Equal(t, "config: read "+path+": larger than 1 MiB", err.Error())
+			var pe *fs.PathError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, path, pe.Path)
 			assert.Less(t, time.Since(start), 10*time.Second)
 		})
 	}

@@ -24,7 +24,8 @@ const fetchSynopsis = `polite fetch [flags] [URL...]
 Fetches each URL through a polite Transport, paced per domain, with a pool
 of workers; a free worker takes the next URL of the domain whose turn comes
 soonest. URLs come from the arguments or, without any, from stdin, one per
-line (blank lines and lines starting with # are skipped).
+line (blank lines, lines starting with # and a UTF-8 byte-order mark are
+skipped; at most 1,000,000 URLs, 64 KiB a line, 128 MiB in all).
 
 Progress goes to stderr (a live bar on a terminal, one line per URL
 otherwise), then a table of per-domain stats to stdout (JSON with -json).
@@ -52,7 +53,7 @@ type fetchFlags struct {
 }
 
 func (f *fetchFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "JSON config `file` with the default and per-domain limits")
+	fs.StringVar(&f.config, "config", "", "JSON config `file` (at most 1 MiB) with the default and per-domain limits")
 	fs.Float64Var(&f.rate, "rate", 0, "`requests` per second per domain, for domains the config does not name (default: the config's default_config, else 1)")
 	fs.IntVar(&f.burst, "burst", 0, "`requests` per domain that may go back to back (default: the config's default_config, else 1)")
 	fs.IntVar(&f.concurrency, "concurrency", 4, "number of `workers` fetching at once")
@@ -60,8 +61,8 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "save each body under `dir`, as DIR/HOST/NAME (never outside DIR, never overwriting)")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit per URL, waiting for its turn included (0: none)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
-	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0); if it does not answer, each process paces on its own")
-	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent` (its Crawl-delay too), and send it as the User-Agent")
+	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
+	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and send it as the User-Agent")
 	fs.BoolVar(&f.verbose, "v", false, "log each wait and the limits in force to stderr (turns the live bar off)")
 }
 
