@@ -148,7 +148,7 @@ func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]po
 // fetchPlan is what polite fetch's arguments and stdin ask for, checked.
 type fetchPlan struct {
 	fetchFlags
-	options      []polite.Option // from -config, -rate, -burst and -robots
+	opts         []polite.Option // from -config, -rate, -burst and -robots
 	redisOptions *redis.Options  // from -redis; nil without it
 	targets      []target        // the URLs, each parsed or with its error
 }
@@ -178,7 +178,7 @@ func planFetch(args []string, e env, load func(path string) (*config.File, error
 	if err != nil {
 		return nil, usageError(e, fs, err)
 	}
-	if p.options, err = p.fetchFlags.options(load); err != nil {
+	if p.opts, err = p.options(load); err != nil {
 		return nil, fatal(e, "polite fetch", err)
 	}
 	p.targets = make([]target, len(urls))
@@ -276,7 +276,7 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 // extra options, over a clone of http.DefaultTransport. Making it sends
 // nothing.
 func (p *fetchPlan) transport(logger *slog.Logger, extra ...polite.Option) (*polite.Transport, error) {
-	opts := append(slices.Clip(p.options), polite.WithLogger(logger))
+	opts := append(slices.Clip(p.opts), polite.WithLogger(logger))
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = p.concurrency
 	return polite.NewTransport(base, append(opts, extra...)...)
