@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"sort"
 )
 
@@ -38,9 +38,12 @@ type fileJSON struct {
 	Domains map[string]json.RawMessage `json:"domains,omitempty"`
 }
 
-// Load reads and validates the JSON file at path.
+// Load reads and validates the JSON file at path. It reads at most 1 MiB:
+// a larger file, or a device that never ends such as /dev/zero, is an
+// *fs.PathError naming the file and the limit. A named pipe is read until its writer
+// closes it; one that no process writes to reads as empty.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -51,8 +54,34 @@ func Load(path string) (*File, error) {
 	return f, nil
 }
 
-// Parse reads and validates a configuration in JSON. Unknown fields, wrong
-// types and invalid limits are errors naming the domain and the field.
+// maxFileSize is the most Load reads; a real configuration is a few KiB.
+const maxFileSize = 1 << 20
+
+// readFile reads the file at path, failing once it has read more than
+// limit bytes.
+func readFile(path string, limit int64) ([]byte, error) {
+	file, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	tooLarge := &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d MiB", limit>>20)}
+	if info, err := file.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+		return nil, tooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(file, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge
+	}
+	return data, nil
+}
+
+// Parse reads and validates a configuration in JSON. Unknown fields, keys
+// given twice in one object (a domain, default_config, a field), wrong types
+// and invalid limits are errors naming the domain and the field.
 func Parse(data []byte) (*File, error) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
@@ -61,6 +90,9 @@ func Parse(data []byte) (*File, error) {
 				return nil, fmt.Errorf("config: %s: unknown field", name)
 			}
 		}
+	}
+	if err := checkDuplicateKeys(data); err != nil {
+		return nil, err
 	}
 	var raw fileJSON
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -94,6 +126,26 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkDuplicateKeys reports the first key given twice in one object of
+// data: as a *FieldError inside a limit or among the domains, where the
+// domain is known; as an error naming the key at the top level.
+func checkDuplicateKeys(data []byte) error {
+	path := duplicateKey(data)
+	switch {
+	case path == nil:
+		return nil
+	case len(path) == 1:
+		return fmt.Errorf("config: %s: %w", path[0], errDuplicateKey)
+	case path[0] == "default_config":
+		return &FieldError{Domain: path[0], Field: joinPath(path[1:]), Err: errDuplicateKey}
+	case path[0] == "domains" && len(path) == 2:
+		return &FieldError{Domain: path[1], Field: "domains", Err: errDuplicateKey}
+	case path[0] == "domains":
+		return &FieldError{Domain: path[1], Field: joinPath(path[2:]), Err: errDuplicateKey}
+	}
+	return fmt.Errorf("config: %s: %w", joinPath(path), errDuplicateKey)
 }
 
 func decodeLimit(domain string, data []byte, l *Limit) error {

@@ -26,6 +26,10 @@ func FuzzParse(f *testing.F) {
 		`{"domains": {"a.com": {"min_delay": "-0s", "jitter": "2562047h47m16.854775807s", "disabled": true}}}`,
 		`{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 1, "window": "1ns"}]}}}`,
 		`{"Default_Config": {"Requests_Per_Second": 2, "BURST_CAPACITY": 2}}`,
+		`{"domains": {"a.com": {"min_delay": "1s"}, "a.com": {"min_delay": "2s"}}}`,
+		`{"default_config": {"min_delay": "1s"}, "default_config": null}`,
+		`{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 1, "window": "1s", "requests": 2}]}}}`,
+		`{"domains": {"a.com": {"min_delay": "1s"}, "A.com": {"min_delay": "1s"}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -45,9 +45,13 @@ func (l Limit) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// UnmarshalJSON reads l strictly: unknown fields and wrong types are errors.
+// UnmarshalJSON reads l strictly: unknown fields, keys given twice and
+// wrong types are errors.
 // It does not validate; Parse does.
 func (l *Limit) UnmarshalJSON(data []byte) error {
+	if key := duplicateKey(data); key != nil {
+		return &fieldErr{joinPath(key), errDuplicateKey}
+	}
 	if err := checkFieldNames(data, limitFields, quotaFields); err != nil {
 		return err
 	}
@@ -182,4 +186,93 @@ func checkFieldNames(data []byte, limit, quota []string) error {
 		}
 	}
 	return nil
+}
+
+// errDuplicateKey is the error for a key given twice in one JSON object.
+// encoding/json would keep the last value without a word.
+var errDuplicateKey = errors.New("duplicate key")
+
+// maxKeyDepth is how deep duplicateKey looks. No valid file nests objects
+// and arrays more than four deep (domains, a domain, quotas, a quota), so
+// anything deeper is an error the decoder reports anyway.
+const maxKeyDepth = 16
+
+// duplicateKey returns the path to the first key that appears twice in one
+// object of the JSON value data, as keys and "[i]" array indices, such as
+// ["domains", "a.com", "quotas", "[1]", "window"]; nil if there is none.
+// Keys compare as encoding/json decodes them, escapes resolved and case
+// kept. Input that is not JSON is left to the decoder.
+func duplicateKey(data []byte) []string {
+	type container struct {
+		keys  map[string]bool // seen in this object; nil for an array
+		key   string          // the object's latest key
+		index int             // the array's current element
+		inKey bool            // an object expecting a key or its end
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []*container
+	path := func(last string) []string {
+		var p []string
+		for _, c := range stack[:len(stack)-1] {
+			if c.keys != nil {
+				p = append(p, c.key)
+			} else {
+				p = append(p, fmt.Sprintf("[%d]", c.index))
+			}
+		}
+		return append(p, last)
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if n := len(stack); n > 0 && stack[n-1].inKey {
+			if key, ok := tok.(string); ok {
+				top := stack[n-1]
+				if top.keys[key] {
+					return path(key)
+				}
+				top.keys[key] = true
+				top.key, top.inKey = key, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) == maxKeyDepth {
+				return nil
+			}
+			c := &container{}
+			if tok == json.Delim('{') {
+				c.keys, c.inKey = map[string]bool{}, true
+			}
+			stack = append(stack, c)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value has ended: the one of the enclosing key or element.
+		if len(stack) == 0 {
+			return nil
+		}
+		if top := stack[len(stack)-1]; top.keys != nil {
+			top.inKey = true
+		} else {
+			top.index++
+		}
+	}
+}
+
+// joinPath writes a path from duplicateKey as the config's errors name
+// fields: "quotas[1].window".
+func joinPath(path []string) string {
+	var b strings.Builder
+	for i, p := range path {
+		if i > 0 && !strings.HasPrefix(p, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
 }

@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
@@ -20,7 +24,8 @@ const fetchSynopsis = `polite fetch [flags] [URL...]
 Fetches each URL through a polite Transport, paced per domain, with a pool
 of workers; a free worker takes the next URL of the domain whose turn comes
 soonest. URLs come from the arguments or, without any, from stdin, one per
-line (blank lines and lines starting with # are skipped).
+line (blank lines, lines starting with # and a UTF-8 byte-order mark are
+skipped; at most 1,000,000 URLs, 64 KiB a line, 128 MiB in all).
 
 Progress goes to stderr (a live bar on a terminal, one line per URL
 otherwise), then a table of per-domain stats to stdout (JSON with -json).
@@ -48,7 +53,7 @@ type fetchFlags struct {
 }
 
 func (f *fetchFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.config, "config", "", "JSON config `file` with the default and per-domain limits")
+	fs.StringVar(&f.config, "config", "", "JSON config `file` (at most 1 MiB) with the default and per-domain limits")
 	fs.Float64Var(&f.rate, "rate", 0, "`requests` per second per domain, for domains the config does not name (default: the config's default_config, else 1)")
 	fs.IntVar(&f.burst, "burst", 0, "`requests` per domain that may go back to back (default: the config's default_config, else 1)")
 	fs.IntVar(&f.concurrency, "concurrency", 4, "number of `workers` fetching at once")
@@ -56,8 +61,8 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "save each body under `dir`, as DIR/HOST/NAME (never outside DIR, never overwriting)")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit per URL, waiting for its turn included (0: none)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
-	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0); if it does not answer, each process paces on its own")
-	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent` (its Crawl-delay too), and send it as the User-Agent")
+	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
+	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and send it as the User-Agent")
 	fs.BoolVar(&f.verbose, "v", false, "log each wait and the limits in force to stderr (turns the live bar off)")
 }
 
@@ -74,21 +79,56 @@ func (f *fetchFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-concurrency: must be at least 1, got %d", f.concurrency)
 	case f.timeout < 0:
 		return fmt.Errorf("-timeout: must not be negative, got %v", f.timeout)
+	case f.set["robots"]:
+		if err := checkAgent(f.robots); err != nil {
+			return fmt.Errorf("-robots: %w", err)
+		}
 	}
 	return nil
 }
 
-// options turns the flags into Transport options: the config file first,
-// then -rate and -burst over its default, then -robots. The limiter is
-// added apart (see sharedLimiter).
-func (f *fetchFlags) options() ([]polite.Option, error) {
+// maxAgent is the longest -robots agent, in bytes.
+const maxAgent = 128
+
+// checkAgent checks a -robots agent: one word of printable ASCII, the
+// way robots.txt names crawlers, and safe in a User-Agent header.
+func checkAgent(agent string) error {
+	if agent == "" {
+		return errors.New("empty agent: name the crawler, such as mybot")
+	}
+	if len(agent) > maxAgent {
+		return fmt.Errorf("agent longer than %d bytes", maxAgent)
+	}
+	for i := range len(agent) {
+		var what string
+		switch c := agent[i]; {
+		case c == ' ' || c == '\t':
+			what = "a space"
+		case c == '\r' || c == '\n':
+			what = "a line break"
+		case c < ' ' || c == 0x7f:
+			what = "a control character"
+		case c > '~':
+			what = "a byte outside printable ASCII"
+		default:
+			continue
+		}
+		return fmt.Errorf("agent %q has %s at byte %d: want one word of printable ASCII, such as mybot", agent, what, i)
+	}
+	return nil
+}
+
+// options turns the flags into Transport options: the config file, read
+// through load, first, then -rate and -burst over its default, then
+// -robots. The limiter is added apart (see sharedLimiter).
+func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]polite.Option, error) {
 	var opts []polite.Option
 	if f.robots != "" {
 		opts = append(opts, polite.WithRobots(f.robots))
 	}
 	def := config.DefaultLimit
 	if f.config != "" {
-		file, err := config.Load(f.config)
+		file, err := load(f.config)
 		if err != nil {
 			return nil, err
 		}
@@ -105,36 +145,69 @@ func (f *fetchFlags) options() ([]polite.Option, error) {
 	return append(opts, polite.WithDefault(def)), nil
 }
 
-func runFetch(ctx context.Context, args []string, e env) int {
+// fetchPlan is what polite fetch's arguments and stdin ask for, checked.
+type fetchPlan struct {
+	fetchFlags
+	opts         []polite.Option // from -config, -rate, -burst and -robots
+	redisOptions *redis.Options  // from -redis; nil without it
+	targets      []target        // the URLs, each parsed or with its error
+}
+
+// planFetch is the whole of polite fetch's input handling: it parses the
+// arguments, reads stdin when they hold no URL, checks every flag's value
+// and loads the config file through load (config.Load). It sends nothing,
+// dials nothing, and opens no file but the config. When the input is bad
+// it writes why to stderr in one line and returns nil and exitUsage; after
+// -h, the help on stdout, nil and exitOK.
+func planFetch(args []string, e env, load func(path string) (*config.File, error)) (*fetchPlan, int) {
 	fs := newFlagSet("polite fetch", fetchSynopsis)
-	var f fetchFlags
-	f.register(fs)
+	p := &fetchPlan{}
+	p.register(fs)
 	urls, err := parseArgs(fs, args)
 	if err == nil {
-		err = f.check(fs)
+		err = p.check(fs)
+	}
+	if err == nil && p.redis != "" {
+		if p.redisOptions, err = parseRedisURL(p.redis); err != nil {
+			err = fmt.Errorf("-redis: %w", err)
+		}
 	}
 	if err == nil {
 		urls, err = urlsOrStdin(urls, e.stdin)
 	}
 	if err != nil {
-		return usageError(e, fs, err)
+		return nil, usageError(e, fs, err)
 	}
+	if p.opts, err = p.options(load); err != nil {
+		return nil, fatal(e, "polite fetch", err)
+	}
+	p.targets = make([]target, len(urls))
+	for i, raw := range urls {
+		p.targets[i] = parseTarget(raw, polite.DomainKey)
+	}
+	return p, exitOK
+}
 
-	t, closeTransport, err := f.newTransport(e.stderr)
+func runFetch(ctx context.Context, args []string, e env) int {
+	p, code := planFetch(args, e, config.Load)
+	if p == nil {
+		return code
+	}
+	t, closeTransport, err := p.newTransport(e.stderr)
 	if err != nil {
 		return fatal(e, "polite fetch", err)
 	}
 	defer closeTransport()
 
 	var saver *saver
-	if f.out != "" {
-		if saver, err = newSaver(f.out); err != nil {
+	if p.out != "" {
+		if saver, err = newSaver(p.out); err != nil {
 			return fatal(e, "polite fetch", fmt.Errorf("-out: %w", err))
 		}
 		defer saver.Close()
 	}
-	if f.metrics != "" {
-		srv, err := serveMetrics(f.metrics, t)
+	if p.metrics != "" {
+		srv, err := serveMetrics(p.metrics, t)
 		if err != nil {
 			return fatal(e, "polite fetch", fmt.Errorf("-metrics: %w", err))
 		}
@@ -142,24 +215,21 @@ func runFetch(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "polite fetch: serving metrics at http://%s/metrics\n", srv.Addr)
 	}
 
-	targets := make([]target, len(urls))
-	for i, raw := range urls {
-		targets[i] = parseTarget(raw, polite.DomainKey)
-	}
+	targets := p.targets
 	c := &crawl{
-		client:      &http.Client{Transport: t, Timeout: f.timeout},
+		client:      &http.Client{Transport: t, Timeout: p.timeout},
 		transport:   t,
-		concurrency: f.concurrency,
-		userAgent:   f.userAgent(),
+		concurrency: p.concurrency,
+		userAgent:   p.userAgent(),
 		saver:       saver,
-		display:     newDisplay(e.stderr, !f.verbose),
+		display:     newDisplay(e.stderr, !p.verbose),
 	}
 	start := time.Now()
 	failed := c.run(ctx, targets)
 	fmt.Fprintf(e.stderr, "polite fetch: %d URLs in %s: %d got a response, %d failed\n",
 		len(targets), time.Since(start).Round(time.Millisecond), len(targets)-failed, failed)
 
-	if err := report(e, t, f.json); err != nil {
+	if err := report(e, t, p.json); err != nil {
 		fmt.Fprintf(e.stderr, "polite fetch: writing the stats: %v\n", err)
 		return exitFailed
 	}
@@ -169,34 +239,29 @@ func runFetch(ctx context.Context, args []string, e env) int {
 	return exitOK
 }
 
-// newTransport returns the Transport the flags describe, logging to
-// stderr, and a function that releases what it holds.
-func (f *fetchFlags) newTransport(stderr io.Writer) (*polite.Transport, func(), error) {
-	opts, err := f.options()
-	if err != nil {
-		return nil, nil, err
-	}
+// newTransport returns the Transport the plan describes, logging to
+// stderr and pacing through Redis with -redis, and a function that
+// releases what it holds.
+func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), error) {
 	logger := slog.New(slog.DiscardHandler)
-	if f.verbose {
+	if p.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts = append(opts, polite.WithLogger(logger))
+	var extra []polite.Option
 	release := func() {}
-	if f.redis != "" {
+	if p.redisOptions != nil {
 		redisLogger := logger // Redis going away and coming back is worth a line even without -v
-		if !f.verbose {
+		if !p.verbose {
 			redisLogger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		}
-		lim, err := sharedLimiter(f.redis, redisLogger)
+		lim, err := sharedLimiter(p.redisOptions, redisLogger)
 		if err != nil {
 			return nil, nil, fmt.Errorf("-redis: %w", err)
 		}
 		release = func() { lim.Close() }
-		opts = append(opts, polite.WithLimiter(lim))
+		extra = append(extra, polite.WithLimiter(lim))
 	}
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	base.MaxIdleConnsPerHost = f.concurrency
-	t, err := polite.NewTransport(base, opts...)
+	t, err := p.transport(logger, extra...)
 	if err != nil {
 		release()
 		return nil, nil, err
@@ -205,6 +270,16 @@ func (f *fetchFlags) newTransport(stderr io.Writer) (*polite.Transport, func(), 
 		t.CloseIdleConnections()
 		release()
 	}, nil
+}
+
+// transport returns a Transport with the plan's options, logger and the
+// extra options, over a clone of http.DefaultTransport. Making it sends
+// nothing.
+func (p *fetchPlan) transport(logger *slog.Logger, extra ...polite.Option) (*polite.Transport, error) {
+	opts := append(slices.Clip(p.opts), polite.WithLogger(logger))
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = p.concurrency
+	return polite.NewTransport(base, append(opts, extra...)...)
 }
 
 // userAgent is the User-Agent header to send: the robots agent, if any,
@@ -230,6 +305,6 @@ func report(e env, t *polite.Transport, asJSON bool) error {
 // anything, on one line, and returns the exit code for bad usage or
 // configuration.
 func fatal(e env, command string, err error) int {
-	fmt.Fprintf(e.stderr, "%s: %v\n", command, err)
+	fmt.Fprintf(e.stderr, "%s: %s\n", command, oneLine(err.Error()))
 	return exitUsage
 }

@@ -137,6 +137,27 @@ func TestFetchStdinJSON(t *testing.T) {
 	assert.WithinDuration(t, time.Now(), got.LastRequestTime, time.Minute)
 }
 
+// TestFetchStdinByteOrderMark checks that a list saved with a UTF-8
+// byte-order mark, as some Windows editors do, is read whole.
+func TestFetchStdinByteOrderMark(t *testing.T) {
+	s := newSite(t, nil)
+	o := runPolite(t, "\ufeff"+s.URL+"/one\r\n"+s.URL+"/two\r\n", "fetch", "-rate", "100", "-burst", "10")
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.ElementsMatch(t, []string{"/one", "/two"}, s.requests())
+	assert.NotContains(t, o.stderr, "bad URL")
+}
+
+// TestFetchConfigEndlessIsQuick checks that -config /dev/zero fails at
+// once, without reading more than the limit.
+func TestFetchConfigEndlessIsQuick(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip(err)
+	}
+	o := runPolite(t, "", "fetch", "-config", "/dev/zero", "http://a.test/")
+	assertOneLineError(t, o, "/dev/zero: larger than 1 MiB")
+	assert.Less(t, o.took, 20*time.Second)
+}
+
 // TestFetchPaces checks that the command really paces: at 5 requests/s
 // with no burst, 6 requests to one domain take at least a second.
 func TestFetchPaces(t *testing.T) {
@@ -221,6 +242,11 @@ func TestFetchBadUsage(t *testing.T) {
 	notJSON := write("not.json", `{"default_config": `)
 	missing := filepath.Join(dir, "missing.json")
 	file := write("file", "x")
+	domainTwice := write("domain-twice.json", `{"domains": {"a.com": {"min_delay": "1s"}, "a.com": {"min_delay": "2s"}}}`)
+	defaultTwice := write("default-twice.json", `{"default_config": {"min_delay": "1s"}, "default_config": {"min_delay": "2s"}}`)
+	fieldTwice := write("field-twice.json", `{"domains": {"a.com": {"min_delay": "1s", "min_delay": "2s"}}}`)
+	twoSpellings := write("two-spellings.json", `{"domains": {"Example.com": {"min_delay": "1s"}, "example.com": {"min_delay": "2s"}}}`)
+	tooLarge := write("large.json", "{"+strings.Repeat(" ", 1<<20)+"}")
 
 	for _, c := range []struct {
 		name  string
@@ -245,6 +271,25 @@ func TestFetchBadUsage(t *testing.T) {
 		{"config not JSON", []string{"-config", notJSON, "http://a.test/"}, "", notJSON},
 		{"out is a file", []string{"-out", file, "http://a.test/"}, "", "-out:"},
 		{"metrics bad address", []string{"-metrics", "nowhere:-1", "http://a.test/"}, "", "-metrics:"},
+		{"config too large", []string{"-config", tooLarge, "http://a.test/"}, "", tooLarge + ": larger than 1 MiB"},
+		{"config domain twice", []string{"-config", domainTwice, "http://a.test/"}, "", `domain "a.com": domains: duplicate key`},
+		{"config default twice", []string{"-config", defaultTwice, "http://a.test/"}, "", "default_config: duplicate key"},
+		{"config field twice", []string{"-config", fieldTwice, "http://a.test/"}, "", `domain "a.com": min_delay: duplicate key`},
+		{"config one domain in two spellings", []string{"-config", twoSpellings, "http://a.test/"}, "", "names the same domain"},
+		{"redis negative pool", []string{"-redis", "redis://h/0?pool_size=-5", "http://a.test/"}, "", `-redis: option pool_size: "-5": must be a whole number from 1 to 10000 (polite fetch -h for help)`},
+		{"redis huge pool", []string{"-redis", "redis://h/0?pool_size=99999999999", "http://a.test/"}, "", "-redis: option pool_size:"},
+		{"redis huge idle pool", []string{"-redis", "redis://h/0?min_idle_conns=99999999999", "http://a.test/"}, "", "-redis: option min_idle_conns:"},
+		{"redis bad duration", []string{"-redis", "redis://h/0?dial_timeout=forever", "http://a.test/"}, "", "-redis: option dial_timeout:"},
+		{"redis unknown option", []string{"-redis", "redis://h/0?speed=3", "http://a.test/"}, "", "-redis: option speed: unknown"},
+		{"redis bad database", []string{"-redis", "redis://h/-1", "http://a.test/"}, "", `-redis: database "-1"`},
+		{"robots CRLF", []string{"-robots", "bot\r\nX-Evil: 1", "http://a.test/"}, "", `-robots: agent "bot\r\nX-Evil: 1" has a line break at byte 3`},
+		{"robots LF", []string{"-robots", "bot\n", "http://a.test/"}, "", "-robots: agent"},
+		{"robots tab", []string{"-robots", "my\tbot", "http://a.test/"}, "", "has a space"},
+		{"robots space", []string{"-robots", "my bot", "http://a.test/"}, "", "has a space at byte 2"},
+		{"robots empty", []string{"-robots", "", "http://a.test/"}, "", "-robots: empty agent"},
+		{"robots escape", []string{"-robots", "bot\x1b[31m", "http://a.test/"}, "", "a control character"},
+		{"stdin line too long", nil, "http://a.test/\n" + strings.Repeat("x", 70<<10), "reading stdin: line 2 is longer than 64 KiB"},
+		{"stdin UTF-16", nil, "\xff\xfeh\x00t\x00t\x00p\x00:\x00/\x00/\x00a\x00\n\x00", "UTF-16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runPolite(t, c.stdin, append([]string{"fetch"}, c.args...)...)

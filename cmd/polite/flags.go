@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode"
 )
 
 // newFlagSet returns a flag set that reports errors to its caller instead
@@ -48,6 +51,24 @@ func usageError(e env, fs *flag.FlagSet, err error) int {
 		fs.Usage()
 		return exitOK
 	}
-	fmt.Fprintf(e.stderr, "%s: %v (%s -h for help)\n", fs.Name(), err, fs.Name())
+	fmt.Fprintf(e.stderr, "%s: %s (%s -h for help)\n", fs.Name(), oneLine(err.Error()), fs.Name())
 	return exitUsage
+}
+
+// oneLine escapes the control characters of msg, such as a line break in
+// a file name or a flag's value, so that it prints as one line.
+func oneLine(msg string) string {
+	if !strings.ContainsFunc(msg, unicode.IsControl) {
+		return msg
+	}
+	var b strings.Builder
+	for _, r := range msg {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r) // '\n', '\x1b'
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -1,9 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -59,5 +67,265 @@ func FuzzParseTarget(f *testing.F) {
 		require.NotNil(t, tg.url)
 		assert.NotEmpty(t, tg.key)
 		assert.Contains(t, []string{"http", "https"}, tg.url.Scheme)
+	})
+}
+
+func TestReadLinesEncoding(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"UTF-8 byte-order mark", "\ufeffhttp://a.test/\nhttp://b.test/", []string{"http://a.test/", "http://b.test/"}},
+		{"mark before a comment", "\ufeff# list\nhttp://a.test/", []string{"http://a.test/"}},
+		{"mark before spaces", "\ufeff  http://a.test/  \r\n", []string{"http://a.test/"}},
+		{"mark alone", "\ufeff", nil},
+		{"mark on a later line is kept", "http://a.test/\n\ufeffhttp://b.test/", []string{"http://a.test/", "\ufeffhttp://b.test/"}},
+		{"two marks: the second is kept", "\ufeff\ufeffhttp://a.test/", []string{"\ufeffhttp://a.test/"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := readLines(strings.NewReader(c.in))
+			require.NoError(t, err)
+			assert.Equal(t, c.want, got)
+		})
+	}
+	for _, in := range []string{"\xff\xfeh\x00t\x00t\x00p\x00", "\xfe\xff\x00h\x00t\x00t\x00p"} {
+		_, err := readLines(strings.NewReader(in))
+		assert.ErrorContains(t, err, "UTF-16")
+	}
+}
+
+// TestReadLinesBounds checks every bound of a URL list at its edge.
+func TestReadLinesBounds(t *testing.T) {
+	long := strings.Repeat("x", maxLine)
+	comment := "#" + strings.Repeat("-", 1022) + "\n" // 1 KiB, which divides maxList
+	for _, c := range []struct {
+		name string
+		in   io.Reader
+		err  string // "" when the list is read
+	}{
+		{"longest line", strings.NewReader(long), ""},
+		{"longest line, CRLF", strings.NewReader(long + "\r\n" + long + "\r\n"), ""},
+		{"line too long", strings.NewReader("a\n\n" + long + "x\nb"), "reading stdin: line 3 is longer than 64 KiB"},
+		{"line too long at the end", strings.NewReader("a\n" + long + "xy"), "reading stdin: line 2 is longer than 64 KiB"},
+		{"endless line", zeros{}, "reading stdin: line 1 is longer than 64 KiB"},
+		{"most URLs", strings.NewReader(strings.Repeat("u\n", maxURLs)), ""},
+		{"too many URLs", strings.NewReader(strings.Repeat("u\n", maxURLs+1)), fmt.Sprintf("reading stdin: more than %d URLs", maxURLs)},
+		{"blank lines do not count", strings.NewReader(strings.Repeat("u\n\n#\n", maxURLs)), ""},
+		{"longest list", io.MultiReader(strings.NewReader("u\n"), &repeat{s: comment, n: maxList - 2}), ""},
+		{"list too long", io.MultiReader(strings.NewReader("u\n"), &repeat{s: comment, n: maxList - 1}), "reading stdin: more than 128 MiB"},
+		{"endless list", &repeat{s: comment, n: -1}, "reading stdin: more than 128 MiB"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := readLines(c.in)
+			if c.err != "" {
+				require.EqualError(t, err, c.err)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.NotEmpty(t, got)
+		})
+	}
+	_, err := urlsOrStdin(make([]string, maxURLs+1), strings.NewReader(""))
+	assert.ErrorContains(t, err, "more than 1000000 URLs")
+}
+
+// zeros reads as an endless run of zero bytes, like /dev/zero.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// repeat reads as n bytes of s, repeated; forever if n is negative.
+type repeat struct {
+	s   string
+	n   int
+	off int // in s
+}
+
+func (r *repeat) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	if r.n > 0 && len(p) > r.n {
+		p = p[:r.n]
+	}
+	for i := 0; i < len(p); {
+		c := copy(p[i:], r.s[r.off:])
+		i += c
+		r.off = (r.off + c) % len(r.s)
+	}
+	if r.n > 0 {
+		r.n -= len(p)
+	}
+	return len(p), nil
+}
+
+func TestCheckAgent(t *testing.T) {
+	for _, agent := range []string{"mybot", "Googlebot", "my-bot_2", "mybot/1.0", strings.Repeat("a", maxAgent)} {
+		assert.NoError(t, checkAgent(agent), agent)
+	}
+	for _, c := range []struct{ agent, want string }{
+		{"", "empty agent"},
+		{"my bot", "a space at byte 2"},
+		{" mybot", "a space at byte 0"},
+		{"mybot\t", "a space at byte 5"},
+		{"bot\r\nX-Evil: 1", "a line break at byte 3"},
+		{"bot\n", "a line break at byte 3"},
+		{"bot\x00", "a control character at byte 3"},
+		{"bot\x7f", "a control character at byte 3"},
+		{"bötli", "a byte outside printable ASCII at byte 1"},
+		{"\xff", "a byte outside printable ASCII at byte 0"},
+		{strings.Repeat("a", maxAgent+1), "longer than 128 bytes"},
+	} {
+		t.Run(c.agent, func(t *testing.T) {
+			assert.ErrorContains(t, checkAgent(c.agent), c.want)
+		})
+	}
+}
+
+func TestParseRedisURL(t *testing.T) {
+	for _, c := range []struct {
+		url  string
+		addr string
+		db   int
+	}{
+		{"redis://localhost:6379/0", "localhost:6379", 0},
+		{"redis://h", "h:6379", 0},
+		{"redis://h/", "h:6379", 0},
+		{"redis://:secret@h:7000/3", "h:7000", 3},
+		{"redis://h/3?db=4", "h:6379", 4},
+		{"rediss://h/1?skip_verify=true", "h:6379", 1},
+		{"unix:///run/redis.sock?db=2", "/run/redis.sock", 2},
+		{"redis://[::1]:6379/0", "[::1]:6379", 0},
+	} {
+		t.Run(c.url, func(t *testing.T) {
+			opt, err := parseRedisURL(c.url)
+			require.NoError(t, err)
+			assert.Equal(t, c.addr, opt.Addr)
+			assert.Equal(t, c.db, opt.DB)
+		})
+	}
+	every := "redis://h/0?protocol=2&client_name=polite-1&max_retries=-1&min_retry_backoff=0&max_retry_backoff=2s" +
+		"&dial_timeout=3&read_timeout=-1&write_timeout=500ms&pool_fifo=true&pool_size=10000&pool_timeout=1h" +
+		"&min_idle_conns=0&max_idle_conns=5&max_active_conns=10&max_concurrent_dials=2&conn_max_idle_time=24h" +
+		"&max_conn_age=86400&conn_max_lifetime_jitter=1s&db="
+	opt, err := parseRedisURL(every)
+	require.NoError(t, err, "every option at a value in range")
+	assert.Equal(t, 10000, opt.PoolSize)
+	assert.Equal(t, 3*time.Second, opt.DialTimeout)
+
+	for _, c := range []struct{ url, want string }{
+		{"http://localhost:6379", `scheme "http"`},
+		{"redis:h", "no // after redis:"},
+		{"redis://h:0/0", "port 0: must be between 1 and 65535"},
+		{"redis://h:99999/0", "port 99999"},
+		{"redis://h:x/0", "not a URL"},
+		{"redis://h/a", `database "a"`},
+		{"redis://h/-1", `database "-1"`},
+		{"redis://h/99999999999", `database "99999999999"`},
+		{"redis://h/0/1", `path "/0/1"`},
+		{"unix://", "no socket path"},
+		{"redis://h/0?pool_size=-5", `option pool_size: "-5": must be a whole number from 1 to 10000`},
+		{"redis://h/0?pool_size=99999999999", "option pool_size: "},
+		{"redis://h/0?pool_size=0", "option pool_size: "},
+		{"redis://h/0?pool_size=1e3", "option pool_size: "},
+		{"redis://h/0?min_idle_conns=99999999999", "option min_idle_conns: "},
+		{"redis://h/0?max_idle_conns=-1", "option max_idle_conns: "},
+		{"redis://h/0?max_active_conns=99999999999", "option max_active_conns: "},
+		{"redis://h/0?max_concurrent_dials=10001", "option max_concurrent_dials: "},
+		{"redis://h/0?max_retries=-5", "option max_retries: "},
+		{"redis://h/0?max_retries=101", "option max_retries: "},
+		{"redis://h/0?protocol=4", "option protocol: "},
+		{"redis://h/0?db=-1", "option db: "},
+		{"redis://h/0?dial_timeout=0", `option dial_timeout: "0": must be positive`},
+		{"redis://h/0?pool_timeout=-1s", "option pool_timeout: "},
+		{"redis://h/0?read_timeout=25h", `option read_timeout: "25h": must be at most 24h0m0s`},
+		{"redis://h/0?read_timeout=99999999999", "option read_timeout: "},
+		{"redis://h/0?read_timeout=99999999999999999999", "option read_timeout: "},
+		{"redis://h/0?write_timeout=soon", "option write_timeout: "},
+		{"redis://h/0?conn_max_lifetime=1h&max_conn_age=1h", "option conn_max_lifetime: given with max_conn_age"},
+		{"redis://h/0?idle_timeout=1h&conn_max_idle_time=1h", "option conn_max_idle_time: given with idle_timeout"},
+		{"redis://h/0?pool_fifo=yes", "option pool_fifo: "},
+		{"redis://h/0?skip_verify=true", "option skip_verify: only with rediss://"},
+		{"redis://h/0?client_name=my%20app", "option client_name: "},
+		{"redis://h/0?client_name=a%0D%0Ab", "option client_name: "},
+		{"redis://h/0?speed=3", "option speed: unknown (known options: client_name, "},
+		{"redis://h/0?addr=other:1", "option addr: unknown"},
+		{"redis://h/0?Pool_Size=3", "option Pool_Size: unknown"},
+		{"redis://h/0?pool_size=1&pool_size=2", "option pool_size: given more than once"},
+		{"redis://h/0?pool_size=1&pool_size=", "option pool_size: given more than once"},
+		{"redis://h/0?pool_size=1;x=2", "options: invalid semicolon"},
+		{"redis://h/0?a=%zz", "options: invalid URL escape"},
+	} {
+		t.Run(c.url, func(t *testing.T) {
+			opt, err := parseRedisURL(c.url)
+			assert.Nil(t, opt)
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+func TestParseRedisURLHidesPassword(t *testing.T) {
+	for _, raw := range []string{"redis://user:s3cret@h:x/0", "redis:user:s3cret@h"} {
+		_, err := parseRedisURL(raw)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "s3cret")
+	}
+}
+
+func FuzzReadLines(f *testing.F) {
+	for _, seed := range []string{"", "a\r\n\n  # c\n\t b \n#\nc", "\ufeffhttp://a.test/", "\ufeff", "\xff\xfeh\x00", "\xef\xbb", "a\rb\rc", "\x00\n\x85\n\u2028"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, err := readLines(bytes.NewReader(in))
+		if err != nil {
+			assert.Nil(t, got)
+			assert.Regexp(t, `^reading stdin: `, err.Error())
+			return
+		}
+		for _, line := range got {
+			assert.NotEmpty(t, line)
+			assert.Equal(t, strings.TrimSpace(line), line)
+			assert.False(t, strings.HasPrefix(line, "#"))
+			assert.NotContains(t, line, "\n")
+			assert.LessOrEqual(t, len(line), maxLine)
+		}
+		if len(got) > 0 && bytes.HasPrefix(in, []byte("\ufeff")) && !bytes.HasPrefix(in, []byte("\ufeff\ufeff")) {
+			assert.False(t, strings.HasPrefix(got[0], "\ufeff"), "the mark is skipped")
+		}
+	})
+}
+
+// FuzzParseRedisURL checks that whatever -redis URL parseRedisURL
+// accepts, go-redis can make a client of without panicking. The client's
+// dialer is replaced, so that nothing is sent anywhere.
+func FuzzParseRedisURL(f *testing.F) {
+	for _, seed := range []string{
+		"redis://localhost:6379/0", "redis://h/0?pool_size=-5", "redis://h/0?pool_size=99999999999",
+		"redis://h/0?min_idle_conns=3&pool_size=2", "redis://h/0?max_retries=-1&dial_timeout=0",
+		"rediss://u:p@h:1/2?skip_verify=1&protocol=3", "unix:///s?db=3", "redis://h/0?read_timeout=9223372036",
+		"redis://h/0?conn_max_lifetime=1h&conn_max_lifetime_jitter=2h", "redis://[::1%25lo]:6379/1",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		opt, err := parseRedisURL(raw)
+		if err != nil {
+			assert.Nil(t, opt)
+			return
+		}
+		require.NotNil(t, opt)
+		assert.GreaterOrEqual(t, opt.PoolSize, 0)
+		assert.LessOrEqual(t, opt.PoolSize, maxRedisConns)
+		assert.GreaterOrEqual(t, opt.MaxRetries, -1)
+		opt.Dialer = func(context.Context, string, string) (net.Conn, error) {
+			return nil, errors.New("no dialing in a fuzz test")
+		}
+		client := redis.NewClient(opt)
+		assert.NoError(t, client.Close())
 	})
 }

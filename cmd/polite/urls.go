@@ -20,31 +20,88 @@ type target struct {
 	err error    // why it cannot be fetched
 }
 
-// maxLine is the longest line readLines accepts.
-const maxLine = 1 << 20
+// The bounds of a URL list. A line is far longer than any URL a server
+// takes (most stop at 8 KiB); the list and its count keep the memory the
+// command needs, a few hundred bytes per URL, under a few hundred MB.
+const (
+	maxLine = 64 << 10  // bytes in one line
+	maxList = 128 << 20 // bytes in the whole list
+	maxURLs = 1_000_000 // URLs, from stdin or the arguments
+)
 
 // readLines reads one item per line, skipping blank lines and lines that
-// start with "#", with surrounding spaces trimmed.
+// start with "#", with surrounding spaces trimmed. A UTF-8 byte-order mark
+// at the start is skipped; UTF-16 text, a line longer than maxLine, more
+// than maxList bytes or more than maxURLs items are errors, found before
+// the rest of the input is read.
 func readLines(r io.Reader) ([]string, error) {
 	var out []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	sc := bufio.NewScanner(&boundedReader{r: r, left: maxList})
+	sc.Buffer(make([]byte, 0, 4<<10), maxLine+len("\r\n"))
+	line := 0
 	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		line++
+		text := sc.Text()
+		if line == 1 {
+			if strings.HasPrefix(text, "\xff\xfe") || strings.HasPrefix(text, "\xfe\xff") {
+				return nil, errors.New("reading stdin: it is UTF-16 text (it starts with a UTF-16 byte-order mark); want UTF-8")
+			}
+			text = strings.TrimPrefix(text, "\ufeff")
+		}
+		if len(text) > maxLine {
+			return nil, fmt.Errorf("reading stdin: line %d is longer than %d KiB", line, maxLine>>10)
+		}
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
-		out = append(out, line)
+		if len(out) == maxURLs {
+			return nil, fmt.Errorf("reading stdin: more than %d URLs", maxURLs)
+		}
+		out = append(out, text)
 	}
-	if err := sc.Err(); err != nil {
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, fmt.Errorf("reading stdin: line %d is longer than %d KiB", line+1, maxLine>>10)
+	case err != nil:
 		return nil, fmt.Errorf("reading stdin: %w", err)
 	}
 	return out, nil
 }
 
+// errListTooLong is the error for a URL list of more than maxList bytes.
+var errListTooLong = fmt.Errorf("more than %d MiB", maxList>>20)
+
+// boundedReader reads from r until left bytes are read, then fails with
+// errListTooLong.
+type boundedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more says whether the list ends exactly at the bound.
+		var one [1]byte
+		if n, _ := io.ReadFull(b.r, one[:]); n == 0 {
+			return 0, io.EOF
+		}
+		return 0, errListTooLong
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
 // urlsOrStdin returns args, or, when there are none, the lines of stdin
-// (see readLines); an error if that leaves no URL.
+// (see readLines); an error if that leaves no URL, or too many.
 func urlsOrStdin(args []string, stdin io.Reader) ([]string, error) {
+	if len(args) > maxURLs {
+		return nil, fmt.Errorf("more than %d URLs", maxURLs)
+	}
 	if len(args) > 0 {
 		return args, nil
 	}

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package config
+
+import "os"
+
+// openFile opens path for reading.
+func openFile(path string) (*os.File, error) {
+	return os.Open(path)
+}
