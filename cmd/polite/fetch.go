@@ -17,6 +17,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 const fetchSynopsis = `polite fetch [flags] [URL...]
@@ -47,6 +48,7 @@ type fetchFlags struct {
 	timeout     time.Duration
 	metrics     string
 	redis       string
+	state       string
 	robots      string
 	verbose     bool
 	set         map[string]bool // the flags given on the command line
@@ -62,6 +64,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit per URL, waiting for its turn included (0: none)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
+	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (written every 5s and at the end; remove it to start afresh)")
 	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and send it as the User-Agent")
 	fs.BoolVar(&f.verbose, "v", false, "log each wait and the limits in force to stderr (turns the live bar off)")
 }
@@ -79,6 +82,8 @@ func (f *fetchFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-concurrency: must be at least 1, got %d", f.concurrency)
 	case f.timeout < 0:
 		return fmt.Errorf("-timeout: must not be negative, got %v", f.timeout)
+	case f.set["state"] && f.set["redis"]:
+		return errors.New("-state: not with -redis, which keeps the pace in Redis")
 	case f.set["robots"]:
 		if err := checkAgent(f.robots); err != nil {
 			return fmt.Errorf("-robots: %w", err)
@@ -260,6 +265,18 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		}
 		release = func() { lim.Close() }
 		extra = append(extra, polite.WithLimiter(lim))
+	}
+	if p.state != "" {
+		mem := limiter.NewMemory()
+		if err := mem.Persist(p.state); err != nil {
+			return nil, nil, fmt.Errorf("-state: %w", err)
+		}
+		release = func() {
+			if err := mem.Close(); err != nil {
+				fmt.Fprintf(stderr, "polite fetch: -state: %v\n", err)
+			}
+		}
+		extra = append(extra, polite.WithLimiter(mem))
 	}
 	t, err := p.transport(logger, extra...)
 	if err != nil {
