@@ -133,7 +133,9 @@ func TestCollectorMatchesStats(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tr.RoundTrip(req) // a wait of ~1000s cannot meet the deadline: canceled
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.NoError(t, mem.Pause(context.Background(), "s429.test", time.Hour))
+	_, err = mem.Observe(context.Background(), &limiter.Request{Key: "s429.test"},
+		&limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Hour})
+	require.NoError(t, err)
 
 	all := tr.AllStats()
 	require.Len(t, all, 6)

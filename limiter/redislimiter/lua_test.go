@@ -206,9 +206,9 @@ func TestJitterAddsToTheGap(t *testing.T) {
 		wait   time.Duration
 		reason limiter.Reason
 	}{
-		{"a", minDelay, 0, 30 * ms, 0, ""},                            // no earlier start: no gap to widen
+		{"a", minDelay, 0, 30 * ms, 0, ""},                 // no earlier start: no gap to widen
 		{"a", minDelay, 0, 20 * ms, 120 * ms, "min_delay"}, // min delay, then jitter on top
-		{"a", minDelay, 500 * ms, 10 * ms, 0, ""},                     // gap already longer than delay + sample
+		{"a", minDelay, 500 * ms, 10 * ms, 0, ""},          // gap already longer than delay + sample
 		{"b", bucket, 0, 40 * ms, 0, ""},
 		{"b", bucket, time.Millisecond, 40 * ms, 39 * ms, "jitter"}, // jitter alone sets the gap
 		{"b", bucket, 200 * ms, 40 * ms, 0, ""},
