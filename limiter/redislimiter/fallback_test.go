@@ -151,6 +151,33 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 	}
 }
 
+// TestTimeoutIsNotTheCallersDeadline: a call that Redis does not answer
+// within the timeout fails with ErrUnavailable, not with an error that
+// says the caller's own deadline passed.
+func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, deadlines := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", deadlines), func(t *testing.T) {
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
+			t.Cleanup(func() { client.Close() })
+			l, err := New(client, FailClosed(), WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(50*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+			ctx := context.Background()
+			req := limiter.Request{Key: "timeout.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
+			var res limiter.Reservation
+			require.NoError(t, l.Reserve(ctx, &req, &res))
+
+			require.NoError(t, srv.Client().Do(ctx, "CLIENT", "PAUSE", 500, "ALL").Err())
+			err = l.Reserve(ctx, &req, &res)
+			require.ErrorIs(t, err, ErrUnavailable)
+			assert.NotErrorIs(t, err, context.DeadlineExceeded)
+			assert.ErrorContains(t, err, "no answer within 50ms")
+			eventuallyShared(t, l)
+		})
+	}
+}
+
 func TestFailOpenDoesNotPace(t *testing.T) {
 	srv := redistest.Start(t)
 	l, _ := newTestLimiter(t, srv, FailOpen())

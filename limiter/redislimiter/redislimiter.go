@@ -391,17 +391,21 @@ func (l *Limiter) bounded(ctx context.Context, f func(context.Context) (any, err
 	}()
 	select {
 	case r := <-done:
-		return r.v, r.err
+		return r.v, l.late(parent, ctx, r.err)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("no answer within %v: %w", l.timeout, ctx.Err())
+		if err := parent.Err(); err != nil {
+			return nil, err
+		}
+		return nil, l.late(parent, ctx, ctx.Err())
 	}
 }
 
 // late says so in err when bctx, bounded by the Limiter's timeout, ended
-// the call that ctx alone would not have.
+// the call that ctx alone would not have. The error then no longer wraps
+// context.DeadlineExceeded, which would say that ctx's deadline passed.
 func (l *Limiter) late(ctx, bctx context.Context, err error) error {
 	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
-		return fmt.Errorf("no answer within %v: %w", l.timeout, err)
+		return fmt.Errorf("no answer within %v (%v)", l.timeout, err)
 	}
 	return err
 }
