@@ -91,11 +91,13 @@ func FailOpen() Option {
 	return func(o *options) { o.mode = modeFailOpen }
 }
 
-// FailClosed makes every call fail with an error wrapping ErrUnavailable
-// while Redis does not answer, so that no request goes unpaced and none
-// goes faster than the shared pace allows. Use it when the combined rate
-// is a hard limit (a contract, an API key shared by all workers) and a
-// failed request is cheaper than an extra one.
+// FailClosed makes Reserve, State and a reservation's Cancel and Confirm
+// fail with an error wrapping ErrUnavailable while Redis does not answer,
+// so that no request goes unpaced and none goes faster than the shared
+// pace allows. (Observe still succeeds: the pause a server asked for is
+// carried over to Redis once it answers.) Use it when the combined rate is
+// a hard limit (a contract, an API key shared by all workers) and a failed
+// request is cheaper than an extra one.
 func FailClosed() Option {
 	return func(o *options) { o.mode = modeFailClosed }
 }
