@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -109,15 +110,16 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	b.Cleanup(func() { client.Close() })
 	ctx := context.Background()
-	req := limiter.Request{Key: "bench.example", Rule: limiter.Rule{Rate: 1e6, Burst: 1000}}
+	req := limiter.Request{Key: "bench.example", Rule: &limiter.Rule{Rate: 1e6, Burst: 1000}}
 	reserveWith := func(client redis.UniversalClient) func(*testing.B) {
-		l, err := redislimiter.New(client, redislimiter.WithLogger(nil))
+		l, err := redislimiter.New(client, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { l.Close() })
 		return func(b *testing.B) {
-			res, err := l.Reserve(ctx, req)
+			var res limiter.Reservation
+			err := l.Reserve(ctx, &req, &res)
 			if err != nil || res.Degraded || !res.OK {
 				b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
 			}

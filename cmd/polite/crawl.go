@@ -139,7 +139,7 @@ func (c *crawl) waiting(q *queue) []domainWait {
 	})
 	if len(out) > 0 {
 		if s, ok := c.transport.Stats(out[0].key); ok && s.PausedUntil.After(time.Now()) {
-			out[0].paused = cmp.Or(s.PauseReason, "paused")
+			out[0].paused = cmp.Or(string(s.PauseReason), "paused")
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -70,17 +71,17 @@ func newClient(tb testing.TB, srv *redistest.Server) *redis.Client {
 // eventuallyShared waits until the Limiter uses Redis again.
 func eventuallyShared(t *testing.T, l *Limiter) {
 	t.Helper()
-	require.Eventually(t, func() bool { return !l.Degraded() }, 3*time.Second, 10*time.Millisecond, "back to the shared pace")
+	require.Eventually(t, func() bool { return !l.down() }, 3*time.Second, 10*time.Millisecond, "back to the shared pace")
 }
 
 func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	srv := redistest.Start(t)
 	l, logs := newTestLimiter(t, srv)
 	ctx := context.Background()
-	req := limiter.Request{Key: "down.example", Rule: limiter.Rule{Rate: 10, Burst: 1}}
+	req := limiter.Request{Key: "down.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
 
-	res, err := l.Reserve(ctx, req)
-	require.NoError(t, err)
+	var res limiter.Reservation
+	require.NoError(t, l.Reserve(ctx, &req, &res))
 	require.False(t, res.Degraded)
 
 	srv.Kill()
@@ -88,7 +89,7 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	var began, ended []time.Time
 	for range 3 {
 		began = append(began, time.Now())
-		res, err := l.Reserve(ctx, req)
+		err := l.Reserve(ctx, &req, &res)
 		ended = append(ended, time.Now())
 		require.NoError(t, err, "no request fails because Redis is down")
 		assert.Less(t, ended[len(ended)-1].Sub(began[len(began)-1]), time.Second, "a call is bounded by the timeout")
@@ -105,20 +106,21 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 		assert.LessOrEqual(t, waits[i], due-began[i].Sub(ended[0]), "request %d", i)
 		assert.GreaterOrEqual(t, waits[i], due-ended[i].Sub(began[0]), "request %d", i)
 	}
-	st, err := l.State(ctx, req.Key, req.Rule)
+	st, err := l.State(ctx, &req)
 	require.NoError(t, err)
 	assert.Positive(t, st.Wait, "State reports the fallback")
-	require.NoError(t, l.Cancel(ctx, req, res), "the fallback takes back its own reservations")
-	require.NoError(t, l.Pause(ctx, req.Key, time.Second))
+	require.NoError(t, res.Cancel(ctx), "the fallback takes back its own reservations")
+	added, err := l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, time.Second, added)
 	assert.Equal(t, 1, logs.count(downLog), "logged once")
 	assert.Zero(t, logs.count(upLog))
 
 	srv.Restart()
 	eventuallyShared(t, l)
-	res, err = l.Reserve(ctx, req)
-	require.NoError(t, err)
+	require.NoError(t, l.Reserve(ctx, &req, &res))
 	assert.False(t, res.Degraded)
-	assert.Equal(t, limiter.ReasonPause, res.Reason, "the pause made while Redis was away reached it")
+	assert.Equal(t, limiter.Reason("retry-after"), res.Reason, "the pause made while Redis was away reached it")
 	assert.Greater(t, res.Wait, 500*time.Millisecond)
 	assert.Equal(t, 1, logs.count(downLog))
 	assert.Equal(t, 1, logs.count(upLog), "recovery logged once")
@@ -136,24 +138,49 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			t.Cleanup(func() { l.Close() })
 			require.Equal(t, deadlines, l.direct)
 			ctx := context.Background()
-			req := limiter.Request{Key: "slow.example", Rule: limiter.Rule{Rate: 10, Burst: 1}}
-			_, err = l.Reserve(ctx, req)
-			require.NoError(t, err)
+			req := limiter.Request{Key: "slow.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
+			var res limiter.Reservation
+			require.NoError(t, l.Reserve(ctx, &req, &res))
 
 			// CLIENT PAUSE holds every other client's commands: Redis is up but slow.
 			require.NoError(t, newClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 700, "ALL").Err())
 			began := time.Now()
-			res, err := l.Reserve(ctx, req)
-			require.NoError(t, err)
+			require.NoError(t, l.Reserve(ctx, &req, &res))
 			assert.True(t, res.Degraded)
 			assert.Less(t, time.Since(began), 400*time.Millisecond, "bounded by WithTimeout, not by the client's timeouts")
 			assert.Equal(t, 1, logs.count(downLog))
 
 			eventuallyShared(t, l)
-			res, err = l.Reserve(ctx, req)
-			require.NoError(t, err)
+			require.NoError(t, l.Reserve(ctx, &req, &res))
 			assert.False(t, res.Degraded)
 			assert.Equal(t, 1, logs.count(upLog))
+		})
+	}
+}
+
+// TestTimeoutIsNotTheCallersDeadline: a call that Redis does not answer
+// within the timeout fails with ErrUnavailable, not with an error that
+// says the caller's own deadline passed.
+func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, deadlines := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", deadlines), func(t *testing.T) {
+			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
+			t.Cleanup(func() { client.Close() })
+			l, err := New(client, FailClosed(), WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(50*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+			ctx := context.Background()
+			req := limiter.Request{Key: "timeout.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
+			var res limiter.Reservation
+			require.NoError(t, l.Reserve(ctx, &req, &res))
+
+			require.NoError(t, newClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 500, "ALL").Err())
+			err = l.Reserve(ctx, &req, &res)
+			require.ErrorIs(t, err, ErrUnavailable)
+			assert.NotErrorIs(t, err, context.DeadlineExceeded)
+			assert.ErrorContains(t, err, "no answer within 50ms")
+			eventuallyShared(t, l)
 		})
 	}
 }
@@ -162,23 +189,25 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 	srv := redistest.Start(t)
 	l, _ := newTestLimiter(t, srv, FailOpen())
 	ctx := context.Background()
-	req := limiter.Request{Key: "open.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
+	req := limiter.Request{Key: "open.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
+	var res limiter.Reservation
 	for range 3 {
-		res, err := l.Reserve(ctx, req)
-		require.NoError(t, err)
+		require.NoError(t, l.Reserve(ctx, &req, &res))
 		assert.Equal(t, limiter.Reservation{OK: true, Degraded: true}, res)
-		require.NoError(t, l.Cancel(ctx, req, res))
+		require.NoError(t, res.Cancel(ctx))
 	}
-	require.NoError(t, l.Pause(ctx, req.Key, time.Second))
-	st, err := l.State(ctx, req.Key, req.Rule)
+	_, err := l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+	require.NoError(t, err)
+	st, err := l.State(ctx, &req)
 	require.NoError(t, err)
 	assert.Zero(t, st.Wait)
+	require.NoError(t, l.Reserve(ctx, &req, &res))
+	assert.Zero(t, res.Wait, "not even the server's pause holds a request")
 
 	srv.Restart()
 	eventuallyShared(t, l)
-	res, err := l.Reserve(ctx, req)
-	require.NoError(t, err)
+	require.NoError(t, l.Reserve(ctx, &req, &res))
 	assert.False(t, res.Degraded)
 }
 
@@ -186,25 +215,31 @@ func TestFailClosedFails(t *testing.T) {
 	srv := redistest.Start(t)
 	l, _ := newTestLimiter(t, srv, FailClosed())
 	ctx := context.Background()
-	req := limiter.Request{Key: "closed.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
-	ok, err := l.Reserve(ctx, req)
-	require.NoError(t, err)
+	req := limiter.Request{Key: "closed.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
+	var ok, res limiter.Reservation
+	require.NoError(t, l.Reserve(ctx, &req, &ok))
 	srv.Kill()
 
-	_, err = l.Reserve(ctx, req)
+	err := l.Reserve(ctx, &req, &res)
 	require.ErrorIs(t, err, ErrUnavailable)
 	assert.True(t, strings.HasPrefix(err.Error(), "redislimiter: "), err.Error())
-	_, err = l.Reserve(ctx, req) // while down: at once, without asking Redis
+	assert.False(t, res.OK)
+	err = l.Reserve(ctx, &req, &res) // while down: at once, without asking Redis
 	require.ErrorIs(t, err, ErrUnavailable)
-	require.ErrorIs(t, l.Cancel(ctx, req, ok), ErrUnavailable)
-	require.ErrorIs(t, l.Pause(ctx, req.Key, time.Second), ErrUnavailable)
-	_, err = l.State(ctx, req.Key, req.Rule)
+	_, err = ok.Confirm(ctx)
 	require.ErrorIs(t, err, ErrUnavailable)
+	require.ErrorIs(t, ok.Cancel(ctx), ErrUnavailable)
+	_, err = l.State(ctx, &req)
+	require.ErrorIs(t, err, ErrUnavailable)
+	// What the server said is kept, and reaches Redis once it answers.
+	_, err = l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusServiceUnavailable, RetryAfter: 2 * time.Second})
+	require.NoError(t, err)
 
 	srv.Restart()
 	eventuallyShared(t, l)
-	_, err = l.Reserve(ctx, req)
-	require.NoError(t, err)
+	require.NoError(t, l.Reserve(ctx, &req, &res))
+	assert.Equal(t, limiter.Reason("retry-after"), res.Reason)
+	assert.Greater(t, res.Wait, time.Second)
 }
 
 func TestCallerContextIsNotAnOutage(t *testing.T) {
@@ -212,13 +247,14 @@ func TestCallerContextIsNotAnOutage(t *testing.T) {
 	l, logs := newTestLimiter(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	req := limiter.Request{Key: "ctx.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
-	_, err := l.Reserve(ctx, req)
+	req := limiter.Request{Key: "ctx.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
+	var res limiter.Reservation
+	require.ErrorIs(t, l.Reserve(ctx, &req, &res), context.Canceled)
+	_, err := l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+	require.ErrorIs(t, err, context.Canceled, "the pause did not reach Redis")
+	_, err = l.State(ctx, &req)
 	require.ErrorIs(t, err, context.Canceled)
-	require.ErrorIs(t, l.Pause(ctx, req.Key, time.Second), context.Canceled)
-	_, err = l.State(ctx, req.Key, req.Rule)
-	require.ErrorIs(t, err, context.Canceled)
-	assert.False(t, l.Degraded())
+	assert.False(t, l.down())
 	assert.Zero(t, logs.count(downLog))
 }
 
@@ -226,10 +262,10 @@ func TestCloseStopsTheProbe(t *testing.T) {
 	srv := redistest.Start(t)
 	l, logs := newTestLimiter(t, srv)
 	ctx := context.Background()
-	req := limiter.Request{Key: "close.example", Rule: limiter.Rule{Rate: 1, Burst: 1}}
+	req := limiter.Request{Key: "close.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
-	res, err := l.Reserve(ctx, req)
-	require.NoError(t, err)
+	var res limiter.Reservation
+	require.NoError(t, l.Reserve(ctx, &req, &res))
 	require.True(t, res.Degraded)
 
 	done := make(chan struct{})
@@ -241,7 +277,7 @@ func TestCloseStopsTheProbe(t *testing.T) {
 	}
 	srv.Restart()
 	time.Sleep(300 * time.Millisecond) // six probe intervals
-	assert.True(t, l.Degraded(), "no probe after Close")
+	assert.True(t, l.down(), "no probe after Close")
 	assert.Zero(t, logs.count(upLog))
 }
 
@@ -266,4 +302,5 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	l, err := New(client, WithLogger(nil), FailOpen(), FailClosed())
 	require.NoError(t, err)
 	assert.Equal(t, modeFailClosed, l.mode, "the last failure mode wins")
+	assert.Same(t, slog.Default(), l.logger, "nil means the default")
 }

@@ -2,6 +2,8 @@ package redislimiter
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +41,7 @@ func clusterSlot(key string) int {
 
 func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	domains := []string{"example.com", "", "%", "%25", "{", "}", "%7B", "a{b}c", "}x{", "{}", "xn--bcher-kva.example", "127.0.0.1", "::1"}
-	for _, prefix := range []string{DefaultPrefix, "", "app:{shard}:", "p{"} {
+	for _, prefix := range []string{"polite:", "", "app:{shard}:", "p{"} {
 		l, err := New(redis.NewClient(&redis.Options{}), WithPrefix(prefix))
 		require.NoError(t, err)
 		tags := map[string]string{}
@@ -77,28 +79,32 @@ func TestScriptsRunOnCluster(t *testing.T) {
 
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 	t.Cleanup(func() { cluster.Close() })
-	l, err := New(cluster, WithLogger(nil), WithTimeout(5*time.Second))
+	l, err := New(cluster, WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	rule := limiter.Rule{Rate: 10, Burst: 2, MinDelay: time.Millisecond, Quotas: []config.Quota{{Requests: 5, Window: time.Second}, {Requests: 50, Window: time.Minute}}}
 	for _, domain := range []string{"example.com", "a{b}c", ""} {
-		r := limiter.Request{Key: domain, Rule: rule}
-		res, err := l.reserve(ctx, r, 0)
-		require.NoError(t, err, domain)
+		r := limiter.Request{Key: domain, Rule: &rule}
+		var res limiter.Reservation
+		require.NoError(t, l.Reserve(ctx, &r, &res), domain)
 		require.True(t, res.OK)
-		_, err = l.run(ctx, l.scripts.cancel, l.keys(domain, 2), append(ruleArgs(rule, 2), res.ID, res.Start))
+		require.IsType(t, &turn{}, res.Turn)
+		require.NoError(t, res.Cancel(ctx), domain)
+		_, err := l.Observe(ctx, &r, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 		require.NoError(t, err, domain)
-		require.NoError(t, l.pause(ctx, domain, time.Second), domain)
-		st, err := l.State(ctx, domain, rule)
+		st, err := l.State(ctx, &r)
 		require.NoError(t, err, domain)
 		assert.Positive(t, st.Paused, domain)
+		paused, err := l.paused(ctx, domain)
+		require.NoError(t, err, domain)
+		assert.Positive(t, paused, domain)
 		for _, key := range l.keys(domain, 2) {
 			slot, err := admin.ClusterKeySlot(ctx, key).Result()
 			require.NoError(t, err)
 			assert.Equal(t, int(slot), clusterSlot(key), key)
 		}
 	}
-	assert.False(t, l.Degraded())
+	assert.False(t, l.down())
 
 	// The check is real: keys of two domains in one script are refused.
 	keys := append(l.keys("one.example", 0), l.keys("two.example", 0)...)
@@ -130,29 +136,29 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		}
 		// Quiet once a 1/s bucket has refilled: after 1s.
 		bucket := limiter.Rule{Rate: 1, Burst: 1}
-		_, err := f.reserve(ctx, limiter.Request{Key: "bucket", Rule: bucket}, 0)
+		_, err := f.reserve(ctx, "bucket", &bucket, 0, 0)
 		require.NoError(t, err)
 		near(2*time.Second, f.keys("bucket", 0)[0])
 		// A pause that ends after the expiry moves it.
-		require.NoError(t, f.Pause(ctx, "bucket", 30*time.Second))
+		require.NoError(t, f.pause(ctx, "bucket", 30*time.Second))
 		near(60*time.Second, f.keys("bucket", 0)[0])
 
 		// Quiet once the quota's window has passed: after 5s; the list too.
 		quota := limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: 5 * time.Second}}}
-		_, err = f.reserve(ctx, limiter.Request{Key: "quota", Rule: quota}, 0)
+		_, err = f.reserve(ctx, "quota", &quota, 0, 0)
 		require.NoError(t, err)
 		for _, key := range f.keys("quota", 1) {
 			near(10*time.Second, key)
 		}
 		// A pause within the expiry leaves it.
-		require.NoError(t, f.Pause(ctx, "quota", 7*time.Second))
+		require.NoError(t, f.pause(ctx, "quota", 7*time.Second))
 		near(10*time.Second, f.keys("quota", 0)[0])
 		// A list made again (the quota's size changed) gets an expiry too:
 		// the request starts when the pause ends, at 7s, and the domain is
 		// quiet 5s later, 11s from now.
 		f.at(t, time.Second)
-		_, err = f.reserve(ctx, limiter.Request{Key: "quota", Rule: limiter.Rule{MinDelay: 10 * time.Millisecond,
-			Quotas: []config.Quota{{Requests: 3, Window: 5 * time.Second}}}}, 0)
+		_, err = f.reserve(ctx, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond,
+			Quotas: []config.Quota{{Requests: 3, Window: 5 * time.Second}}}, 0, 0)
 		require.NoError(t, err)
 		for _, key := range f.keys("quota", 1) {
 			near(22*time.Second, key)
@@ -160,12 +166,12 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 	})
 	t.Run("gone in real time", func(t *testing.T) {
 		client := newClient(t, srv)
-		l, err := New(client, WithLogger(nil), WithTimeout(5*time.Second))
+		l, err := New(client, WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5*time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		rule := limiter.Rule{Rate: 50, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: 100 * time.Millisecond}}}
-		_, err = l.Reserve(ctx, limiter.Request{Key: "idle.example", Rule: rule})
-		require.NoError(t, err)
+		var res limiter.Reservation
+		require.NoError(t, l.Reserve(ctx, &limiter.Request{Key: "idle.example", Rule: &rule}, &res))
 		keys := l.keys("idle.example", 1)
 		n, err := client.Exists(ctx, keys...).Result()
 		require.NoError(t, err)

@@ -3,6 +3,7 @@ package redislimiter
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ type fakeClock struct {
 func newFakeClock(t *testing.T, srv *redistest.Server, opts ...Option) *fakeClock {
 	t.Helper()
 	client := newClient(t, srv)
-	l, err := newLimiter(client, testClock, append([]Option{WithLogger(nil), WithTimeout(5 * time.Second)}, opts...))
+	l, err := newLimiter(client, testClock, append([]Option{WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5 * time.Second)}, opts...))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return &fakeClock{Limiter: l, client: client, epoch: 1_700_000_000_000_000}
@@ -120,7 +121,8 @@ func TestScriptsMatchMemory(t *testing.T) {
 			t0 := time.Now().Add(time.Hour)
 			ctx := context.Background()
 			key := fmt.Sprintf("case%d.example", i)
-			results := map[int][2]limiter.Reservation{}
+			memory := map[int]*limiter.Reservation{}
+			script := map[int]*turn{}
 			for j, s := range tt.steps {
 				rule := tt.rule
 				if s.rule != nil {
@@ -128,34 +130,51 @@ func TestScriptsMatchMemory(t *testing.T) {
 				}
 				f.at(t, s.at)
 				now := t0.Add(s.at)
-				req := limiter.Request{Key: key, Rule: rule, MaxWait: s.maxWait}
+				req := limiter.Request{Key: key, Rule: &rule, MaxWait: s.maxWait}
 				where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
 				switch s.op {
 				case "reserve":
-					want := m.ReserveAt(req, now)
-					got, err := f.reserve(ctx, req, 0)
+					var want limiter.Reservation
+					m.ReserveAt(&req, &want, now)
+					got, err := f.reserve(ctx, key, &rule, s.maxWait, 0)
 					require.NoError(t, err, where)
-					assert.Equal(t, want.OK, got.OK, where)
-					assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait")
-					assert.Equal(t, want.Reason, got.Reason, where+": reason")
-					results[j] = [2]limiter.Reservation{want, got}
+					assert.Equal(t, want.OK, got.ok, where)
+					assert.InDelta(t, want.Wait, got.wait, float64(tolerance), where+": wait")
+					assert.Equal(t, want.Reason, scriptReason(got.reason), where+": reason")
+					memory[j], script[j] = &want, &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
 				case "cancel":
-					r := results[s.cancel]
-					require.NoError(t, m.Cancel(ctx, req, r[0]), where)
-					require.NoError(t, f.Cancel(ctx, req, r[1]), where)
+					require.NoError(t, memory[s.cancel].Cancel(ctx), where)
+					require.NoError(t, f.cancel(ctx, script[s.cancel]), where)
 				case "pause":
-					m.PauseAt(key, s.pause, now)
-					require.NoError(t, f.Pause(ctx, key, s.pause), where)
+					m.ObserveAt(&req, &limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+					require.NoError(t, f.pause(ctx, key, s.pause), where)
 				case "state":
-					want := m.StateAt(key, rule, now)
-					got, err := f.State(ctx, key, rule)
-					require.NoError(t, err, where)
-					assertSameState(t, want, got, where)
+					assertSameState(t, m.StateAt(&req, now), f.report(t, key, rule), where)
 				}
 			}
-			assert.False(t, f.Degraded())
+			assert.False(t, f.down())
 		})
 	}
+}
+
+// scriptReason is the reason Memory gives where a script gives why: the
+// same, but for a pause, which is the Retry-After's of the tests.
+func scriptReason(why string) limiter.Reason {
+	if why == "pause" {
+		return "retry-after"
+	}
+	return limiter.Reason(why)
+}
+
+// report returns the reserve script's report of key under rule.
+func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) limiter.State {
+	t.Helper()
+	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, len(rule.Quotas)), append(ruleArgs(rule, 1), "report"))
+	require.NoError(t, err)
+	st, err := parseState(v, len(rule.Quotas))
+	require.NoError(t, err)
+	st.Reason = scriptReason(string(st.Reason))
+	return st
 }
 
 func assertSameState(t *testing.T, want, got limiter.State, where string) {
@@ -185,21 +204,21 @@ func TestJitterAddsToTheGap(t *testing.T) {
 		at     time.Duration
 		sample time.Duration
 		wait   time.Duration
-		reason string
+		reason limiter.Reason
 	}{
-		{"a", minDelay, 0, 30 * ms, 0, ""},                            // no earlier start: no gap to widen
-		{"a", minDelay, 0, 20 * ms, 120 * ms, limiter.ReasonMinDelay}, // min delay, then jitter on top
-		{"a", minDelay, 500 * ms, 10 * ms, 0, ""},                     // gap already longer than delay + sample
+		{"a", minDelay, 0, 30 * ms, 0, ""},                 // no earlier start: no gap to widen
+		{"a", minDelay, 0, 20 * ms, 120 * ms, "min_delay"}, // min delay, then jitter on top
+		{"a", minDelay, 500 * ms, 10 * ms, 0, ""},          // gap already longer than delay + sample
 		{"b", bucket, 0, 40 * ms, 0, ""},
-		{"b", bucket, time.Millisecond, 40 * ms, 39 * ms, limiter.ReasonJitter}, // jitter alone sets the gap
+		{"b", bucket, time.Millisecond, 40 * ms, 39 * ms, "jitter"}, // jitter alone sets the gap
 		{"b", bucket, 200 * ms, 40 * ms, 0, ""},
 	}
 	for i, tt := range tests {
 		f.at(t, tt.at)
-		res, err := f.reserve(context.Background(), limiter.Request{Key: tt.key, Rule: tt.rule}, int64(tt.sample/time.Microsecond))
+		res, err := f.reserve(context.Background(), tt.key, &tt.rule, 0, int64(tt.sample/time.Microsecond))
 		require.NoError(t, err)
-		assert.Equal(t, tt.wait, res.Wait, "case %d", i)
-		assert.Equal(t, tt.reason, res.Reason, "case %d", i)
+		assert.Equal(t, tt.wait, res.wait, "case %d", i)
+		assert.Equal(t, tt.reason, limiter.Reason(res.reason), "case %d", i)
 	}
 }
 
@@ -226,8 +245,8 @@ func TestCancelLatestRestoresState(t *testing.T) {
 	f := newFakeClock(t, srv)
 	ctx := context.Background()
 	rule := limiter.Rule{Rate: 3, Burst: 2, MinDelay: 70 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}
-	req := limiter.Request{Key: "undo.example", Rule: rule}
-	keys := f.keys(req.Key, 1)
+	const key = "undo.example"
+	keys := f.keys(key, 1)
 	snapshot := func() ([]string, []string) {
 		state, err := dumpState.Run(ctx, f.client, keys[:1]).StringSlice()
 		require.NoError(t, err)
@@ -238,16 +257,17 @@ func TestCancelLatestRestoresState(t *testing.T) {
 	for i := range 4 {
 		f.at(t, time.Duration(i)*10*time.Millisecond)
 		wantState, wantList := snapshot()
-		res, err := f.reserve(ctx, req, 0)
-		require.NoError(t, err)
+		var res limiter.Reservation
+		require.NoError(t, f.Reserve(ctx, &limiter.Request{Key: key, Rule: &rule}, &res))
 		require.True(t, res.OK)
+		require.IsType(t, &turn{}, res.Turn)
 		changed, _ := snapshot()
 		require.NotEqual(t, wantState, changed)
-		require.NoError(t, f.Cancel(ctx, req, res))
+		require.NoError(t, res.Cancel(ctx))
 		gotState, gotList := snapshot()
 		assert.Equal(t, wantState, gotState, "reservation %d", i)
 		assert.Equal(t, wantList, gotList, "reservation %d", i)
-		_, err = f.reserve(ctx, req, 0) // keep this one, so that the next starts from a used state
-		require.NoError(t, err)
+		// Keep this one, so that the next starts from a used state.
+		require.NoError(t, f.Reserve(ctx, &limiter.Request{Key: key, Rule: &rule}, &res))
 	}
 }

@@ -36,52 +36,42 @@ type options struct {
 	mode       mode
 }
 
-// The defaults of the options.
-const (
-	// DefaultPrefix starts every key the Limiter writes.
-	DefaultPrefix = "polite:"
-	// DefaultTimeout bounds each call to Redis.
-	DefaultTimeout = 100 * time.Millisecond
-	// DefaultProbeInterval is how often a Limiter asks an unavailable
-	// Redis whether it answers again.
-	DefaultProbeInterval = 250 * time.Millisecond
-)
-
 func defaultOptions() options {
-	return options{prefix: DefaultPrefix, timeout: DefaultTimeout, probeEvery: DefaultProbeInterval, logger: slog.Default()}
+	return options{prefix: "polite:", timeout: 100 * time.Millisecond, probeEvery: 250 * time.Millisecond, logger: slog.Default()}
 }
 
-// WithPrefix sets the text every key starts with, DefaultPrefix
-// ("polite:") by default. A domain's keys are prefix + "{domain}:state"
-// and prefix + "{domain}:q:N", one hash slot per domain on Redis Cluster.
-// Processes that share a pace must use the same prefix.
+// WithPrefix sets the text every key starts with, "polite:" by default.
+// A domain's keys are prefix + "{domain}:state" and prefix +
+// "{domain}:q:N", one hash slot per domain on Redis Cluster. Processes that
+// share a pace must use the same prefix.
 func WithPrefix(prefix string) Option {
 	return func(o *options) { o.prefix = prefix }
 }
 
-// WithTimeout bounds each call to Redis, DefaultTimeout (100ms) by
-// default, whatever the client's own timeouts: a call that takes longer
-// counts as Redis being unavailable. Keep it short: a request waits for it
-// before it waits for its turn. Calls that start close together share the
-// timer that ends them, so a call may last up to a sixteenth longer.
+// WithTimeout bounds each call to Redis, 100ms by default, whatever the
+// client's own timeouts: a call that takes longer counts as Redis being
+// unavailable. Keep it short: a request waits for it before it waits for
+// its turn. Calls that start close together share the timer that ends
+// them, so a call may last up to a sixteenth longer.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) { o.timeout = d }
 }
 
 // WithProbeInterval sets how often a Limiter whose Redis does not answer
-// pings it in the background, DefaultProbeInterval (250ms) by default. The
-// shared pace comes back at most about one interval after Redis answers.
+// pings it in the background, 250ms by default. The shared pace comes
+// back at most about one interval after Redis answers.
 func WithProbeInterval(d time.Duration) Option {
 	return func(o *options) { o.probeEvery = d }
 }
 
 // WithLogger sets where the Limiter logs that Redis stopped answering
 // (once, at Warn) and that it answers again (once, at Info);
-// slog.Default() by default, nil for silence.
+// slog.Default() by default, and when l is nil, as in polite.WithLogger.
+// For silence, pass slog.New(slog.DiscardHandler).
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) {
 		if l == nil {
-			l = slog.New(slog.DiscardHandler)
+			l = slog.Default()
 		}
 		o.logger = l
 	}
@@ -101,11 +91,13 @@ func FailOpen() Option {
 	return func(o *options) { o.mode = modeFailOpen }
 }
 
-// FailClosed makes every call fail with an error wrapping ErrUnavailable
-// while Redis does not answer, so that no request goes unpaced and none
-// goes faster than the shared pace allows. Use it when the combined rate
-// is a hard limit (a contract, an API key shared by all workers) and a
-// failed request is cheaper than an extra one.
+// FailClosed makes Reserve, State and a reservation's Cancel and Confirm
+// fail with an error wrapping ErrUnavailable while Redis does not answer,
+// so that no request goes unpaced and none goes faster than the shared
+// pace allows. (Observe still succeeds: the pause a server asked for is
+// carried over to Redis once it answers.) Use it when the combined rate is
+// a hard limit (a contract, an API key shared by all workers) and a failed
+// request is cheaper than an extra one.
 func FailClosed() Option {
 	return func(o *options) { o.mode = modeFailClosed }
 }

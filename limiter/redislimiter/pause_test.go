@@ -14,6 +14,7 @@ import (
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter"
 )
 
 // TestWaitingRequestHonoursAnotherWorkersPause: two workers share the pace
@@ -56,7 +57,9 @@ func TestWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
 		"/b has claimed its turn")
 	const pause = 3 * time.Second
 	pausedAt := time.Now()
-	require.NoError(t, second.Pause(context.Background(), "127.0.0.1", pause))
+	_, err = second.Observe(context.Background(), &limiter.Request{Key: "127.0.0.1"},
+		&limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: pause})
+	require.NoError(t, err)
 	<-done
 
 	mu.Lock()

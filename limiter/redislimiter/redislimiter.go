@@ -32,14 +32,24 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // rule of the domain atomically on Redis's own clock (TIME), so that the
 // workers' clocks never matter. A request costs one round trip: Reserve
 // claims the earliest start and returns how long to wait for it, and the
-// caller sleeps; there is no polling. A cancelled wait gives its start
-// back. A domain's keys (prefix + "{domain}:state", prefix + "{domain}:q:N")
-// share a hash tag, so the scripts run on Redis Cluster. They expire once
-// the domain has been idle for as long as it takes to recover fully (its
-// bucket full, its min delay, pause and quota windows over) and as long
-// again, at least a second, so Redis holds only active domains: about 300
-// bytes each (MEMORY USAGE), plus about 12 bytes per request a quota
-// allows.
+// caller sleeps; there is no polling. A request that had to wait pays one
+// more when its turn comes (limiter.Wait's Confirm), to learn whether a
+// worker paused the domain meanwhile; if one did, its turn is given back
+// and the first one after the pause claimed. A cancelled wait gives its
+// start back. A domain's keys (prefix + "{domain}:state", prefix +
+// "{domain}:q:N") share a hash tag, so the scripts run on Redis Cluster.
+// They expire once the domain has been idle for as long as it takes to
+// recover fully (its bucket full, its min delay, pause and quota windows
+// over) and as long again, at least a second, so Redis holds only active
+// domains: about 300 bytes each (MEMORY USAGE), plus about 12 bytes per
+// request a quota allows.
+//
+// What a server says is learned in each process, in a limiter.Memory of
+// its own: the backoff after repeated 429s, the adaptive gap and a
+// robots.txt's Crawl-delay are per process, not shared; a process widens
+// the gaps of the turns it claims by what it learned. The pauses a server
+// asks for (Retry-After, RateLimit headers, backoff) are shared: each one
+// is written to Redis as well, where it holds every worker.
 //
 // Concurrency caps (max_concurrent) are not shared: the Transport enforces
 // them in each process, since a shared count would leak the slots of a
@@ -47,13 +57,14 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 //
 // Each call to Redis is bounded by WithTimeout. When Redis does not answer
 // in time or fails, the Limiter logs it once and, by default, paces each
-// domain in this process with the same limits (a limiter.Memory), marking
-// its reservations Degraded, which the Transport counts in its stats; no
-// request fails because Redis is down. FailOpen stops pacing instead and
-// FailClosed fails requests; their docs say when to use which. In the
-// background the Limiter pings Redis (WithProbeInterval) and returns to the
-// shared pace as soon as it answers, logging that once too. Pauses made
-// while Redis is away are carried over to it then.
+// domain in this process with the same limits and what this process
+// learned (its limiter.Memory), marking its reservations Degraded, which
+// the Transport counts in its stats; no request fails because Redis is
+// down. FailOpen stops pacing instead and FailClosed fails requests; their
+// docs say when to use which. In the background the Limiter pings Redis
+// (WithProbeInterval) and returns to the shared pace as soon as it
+// answers, logging that once too. Pauses made while Redis is away are
+// carried over to it then.
 //
 // Create the client with ContextTimeoutEnabled, so that go-redis itself
 // ends a call at the timeout; with a client that does not, each call runs
@@ -73,7 +84,7 @@ type Limiter struct {
 	logger    *slog.Logger
 	scripts   scripts
 	deadlines *deadlines
-	fallback  *limiter.Memory
+	local     *limiter.Memory // what servers taught this process, and the fallback's pace
 	health    health
 }
 
@@ -101,7 +112,7 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 	if o.probeEvery <= 0 {
 		return nil, fmt.Errorf("redislimiter: WithProbeInterval: must be positive, got %v", o.probeEvery)
 	}
-	l := &Limiter{
+	return &Limiter{
 		client:    client,
 		direct:    honorsDeadlines(client),
 		prefix:    o.prefix,
@@ -111,99 +122,108 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 		logger:    o.logger,
 		scripts:   newScripts(clock),
 		deadlines: newDeadlines(o.timeout),
+		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
-	}
-	if l.mode == modeFallback {
-		l.fallback = limiter.NewMemory()
-	}
-	return l, nil
+	}, nil
 }
 
 // Reserve implements limiter.Limiter: one round trip to Redis claims the
-// earliest start every rule of r.Key allows, or nothing when the wait would
-// exceed r.MaxWait.
-func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
+// earliest start every rule of r.Key allows, with the gap this process
+// learned from the server, or nothing when the wait would exceed
+// r.MaxWait. While Redis does not answer it reserves as the failure mode
+// says: in this process by default, at once with FailOpen, and not at all
+// with FailClosed (an error wrapping ErrUnavailable).
+func (l *Limiter) Reserve(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
 	if !l.health.down.Load() {
-		var sample int64
-		if r.Rule.Jitter > 0 {
-			sample = int64(rand.N(r.Rule.Jitter) / time.Microsecond)
-		}
-		res, err := l.reserve(ctx, r, sample)
+		err := l.reserveShared(ctx, r, res)
 		if err == nil {
-			return res, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return limiter.Reservation{}, fmt.Errorf("redislimiter: %w", ctx.Err())
+			*res = limiter.Reservation{}
+			return fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
 		l.markDown(err)
 	}
 	switch l.mode {
 	case modeFailOpen:
-		return limiter.Reservation{OK: true, Degraded: true}, nil
+		*res = limiter.Reservation{OK: true, Degraded: true}
+		return nil
 	case modeFailClosed:
-		return limiter.Reservation{}, l.unavailable()
+		*res = limiter.Reservation{}
+		return l.unavailable()
 	}
-	res, err := l.fallback.Reserve(ctx, r)
+	if err := l.local.Reserve(ctx, r, res); err != nil {
+		return err
+	}
 	res.Degraded = true
-	return res, err
+	return nil
 }
 
-// reserve runs the reserve script with jitter sample, in microseconds.
-// The sample and the longest wait are left out when 0, as the script
-// allows, since that is the common case and each argument costs Redis.
-func (l *Limiter) reserve(ctx context.Context, r limiter.Request, sample int64) (limiter.Reservation, error) {
-	args := ruleArgs(r.Rule, 2)
-	switch maxWait := int64(max(r.MaxWait, 0)); {
+// reserveShared is Reserve through Redis. Its reservations' Turn is a
+// *turn.
+func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
+	rule := ruleOf(r)
+	local, err := l.local.State(ctx, r)
+	if err != nil {
+		return err
+	}
+	paced := *rule
+	paced.MinDelay = local.MinDelay // the rule's, or what the server asked for
+	var sample time.Duration
+	if rule.Jitter > 0 {
+		sample = rand.N(rule.Jitter)
+	}
+	got, err := l.reserve(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond))
+	if err != nil {
+		return err
+	}
+	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
+	if got.ok {
+		res.Turn = &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start}
+	}
+	return nil
+}
+
+// reserve runs the reserve script under rule with jitter sample, in
+// microseconds. The sample and the longest wait are left out when 0, as
+// the script allows, since that is the common case and each argument
+// costs Redis.
+func (l *Limiter) reserve(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample int64) (reservation, error) {
+	args := ruleArgs(*rule, 2)
+	switch maxWait := int64(max(maxWait, 0)); {
 	case maxWait != 0:
 		args = append(args, sample, maxWait)
 	case sample != 0:
 		args = append(args, sample)
 	}
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, len(r.Rule.Quotas)), args)
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, len(rule.Quotas)), args)
 	if err != nil {
-		return limiter.Reservation{}, err
+		return reservation{}, err
 	}
 	return parseReservation(v)
 }
 
-// Cancel implements limiter.Limiter. While Redis does not answer, a
-// reservation Redis made cannot be given back; Cancel then returns nil,
-// or an error wrapping ErrUnavailable with FailClosed.
-func (l *Limiter) Cancel(ctx context.Context, r limiter.Request, res limiter.Reservation) error {
-	switch {
-	case !res.OK:
-		return nil
-	case res.Degraded && l.mode == modeFallback:
-		return l.fallback.Cancel(ctx, r, res)
-	case res.Degraded:
-		return nil
-	case l.health.down.Load():
-		return l.whileDown()
+// Observe implements limiter.Limiter. This process's limiter.Memory takes
+// in what the server said and decides the pause it asks for, if any; the
+// pause is then written to Redis, so that it holds every worker. Made
+// while Redis does not answer, it reaches Redis when Redis answers again.
+// A Crawl-delay stays in this process.
+func (l *Limiter) Observe(ctx context.Context, r *limiter.Request, o *limiter.Observation) (time.Duration, error) {
+	added, err := l.local.Observe(ctx, r, o)
+	if err != nil || added <= 0 || o.Status == 0 {
+		return added, err
 	}
-	args := append(ruleArgs(r.Rule, 2), res.ID, res.Start)
-	_, err := l.run(ctx, l.scripts.cancel, l.keys(r.Key, len(r.Rule.Quotas)), args)
-	if err == nil {
-		return nil
+	st, err := l.local.State(ctx, r)
+	if err != nil || st.Paused <= 0 {
+		return added, err
 	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("redislimiter: %w", ctx.Err())
-	}
-	l.markDown(err)
-	return l.whileDown()
+	return added, l.share(ctx, r.Key, st.Paused)
 }
 
-// Pause implements limiter.Limiter on Redis's clock. By default the pause
-// is also kept in this process, so that it holds while Redis is away; made
-// while Redis is away, it reaches Redis when Redis answers again.
-func (l *Limiter) Pause(ctx context.Context, key string, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	if l.mode == modeFallback {
-		if err := l.fallback.Pause(ctx, key, d); err != nil {
-			return err
-		}
-	}
+// share writes a pause of key for d from now to Redis, or keeps it to
+// carry it over once Redis answers again.
+func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error {
 	if !l.health.down.Load() {
 		err := l.pause(ctx, key, d)
 		if err == nil {
@@ -214,10 +234,8 @@ func (l *Limiter) Pause(ctx context.Context, key string, d time.Duration) error 
 		}
 		l.markDown(err)
 	}
-	if l.mode == modeFallback {
-		l.health.remember(key, time.Now().Add(d))
-	}
-	return l.whileDown()
+	l.health.remember(key, time.Now().Add(d))
+	return nil
 }
 
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error {
@@ -225,14 +243,19 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error 
 	return err
 }
 
-// State implements limiter.Limiter. While Redis does not answer it
-// reports the fallback's state by default, an unpaced key with FailOpen,
-// and an error wrapping ErrUnavailable with FailClosed.
-func (l *Limiter) State(ctx context.Context, key string, rule limiter.Rule) (limiter.State, error) {
+// State implements limiter.Limiter: the shared state of r.Key, with the
+// gap this process learned. While Redis does not answer it reports this
+// process's state by default, an unpaced key with FailOpen, and an error
+// wrapping ErrUnavailable with FailClosed.
+func (l *Limiter) State(ctx context.Context, r *limiter.Request) (limiter.State, error) {
+	local, err := l.local.State(ctx, r)
+	if err != nil {
+		return limiter.State{}, err
+	}
 	if !l.health.down.Load() {
-		v, err := l.run(ctx, l.scripts.reserve, l.keys(key, len(rule.Quotas)), append(ruleArgs(rule, 1), "report"))
+		st, err := l.sharedState(ctx, r, &local)
 		if err == nil {
-			return parseState(v, len(rule.Quotas))
+			return st, nil
 		}
 		if ctx.Err() != nil {
 			return limiter.State{}, fmt.Errorf("redislimiter: %w", ctx.Err())
@@ -242,19 +265,68 @@ func (l *Limiter) State(ctx context.Context, key string, rule limiter.Rule) (lim
 	switch l.mode {
 	case modeFailOpen:
 		st := limiter.State{}
-		for _, q := range rule.Quotas {
+		for _, q := range ruleOf(r).Quotas {
 			st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: q.Requests})
 		}
 		return st, nil
 	case modeFailClosed:
 		return limiter.State{}, l.unavailable()
 	}
-	return l.fallback.State(ctx, key, rule)
+	return local, nil
 }
 
-// Degraded reports whether Redis is considered unavailable now, so that
-// the Limiter paces as its failure mode says rather than through Redis.
-func (l *Limiter) Degraded() bool { return l.health.down.Load() }
+// sharedState is State through Redis, local the state of r.Key in this
+// process.
+func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *limiter.State) (limiter.State, error) {
+	rule := ruleOf(r)
+	paced := *rule
+	paced.MinDelay = local.MinDelay
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, len(rule.Quotas)), append(ruleArgs(paced, 1), "report"))
+	if err != nil {
+		return limiter.State{}, err
+	}
+	st, err := parseState(v, len(rule.Quotas))
+	if err != nil {
+		return limiter.State{}, err
+	}
+	st.Reason = l.reason(string(st.Reason), st.Paused, rule, local)
+	if st.Paused > 0 {
+		st.PauseReason = l.reason("pause", st.Paused, rule, local)
+	}
+	st.MinDelay = local.MinDelay
+	return st, nil
+}
+
+// reason names why, a reason the scripts give, as limiter does. The
+// scripts' names are limiter's but two. A "pause" is this process's, with
+// the reason its limiter.Memory gives, when the pause it knows of lasts as
+// long (within a timeout, what writing it to Redis may take) as the one
+// Redis reports (paused), and "shared", another worker's, otherwise. A
+// "min_delay" raised by what the server asked for is the learned gap's:
+// "adaptive" under an adaptive rule, "crawl-delay" otherwise (the Memory
+// does not say which of the two is the longer where both are set).
+func (l *Limiter) reason(why string, paused time.Duration, rule *limiter.Rule, local *limiter.State) limiter.Reason {
+	switch why {
+	case "pause":
+		if local.Paused > 0 && paused <= local.Paused+l.timeout {
+			return local.PauseReason
+		}
+		return "shared"
+	case "min_delay":
+		switch {
+		case local.MinDelay <= rule.MinDelay:
+		case rule.Adaptive:
+			return "adaptive"
+		default:
+			return "crawl-delay"
+		}
+	}
+	return limiter.Reason(why)
+}
+
+// down reports whether Redis is considered unavailable now, so that the
+// Limiter paces as its failure mode says rather than through Redis.
+func (l *Limiter) down() bool { return l.health.down.Load() }
 
 // Close stops the background probe. It does not close the client. A
 // Limiter closed while Redis is unavailable stays in its failure mode.
@@ -268,6 +340,16 @@ func (l *Limiter) Close() error {
 	h.mu.Unlock()
 	h.wg.Wait()
 	return nil
+}
+
+// noRule paces nothing: the rule of a Request without one.
+var noRule limiter.Rule
+
+func ruleOf(r *limiter.Request) *limiter.Rule {
+	if r.Rule == nil {
+		return &noRule
+	}
+	return r.Rule
 }
 
 // run runs script s, bounded by the Limiter's timeout whatever the
@@ -309,17 +391,21 @@ func (l *Limiter) bounded(ctx context.Context, f func(context.Context) (any, err
 	}()
 	select {
 	case r := <-done:
-		return r.v, r.err
+		return r.v, l.late(parent, ctx, r.err)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("no answer within %v: %w", l.timeout, ctx.Err())
+		if err := parent.Err(); err != nil {
+			return nil, err
+		}
+		return nil, l.late(parent, ctx, ctx.Err())
 	}
 }
 
 // late says so in err when bctx, bounded by the Limiter's timeout, ended
-// the call that ctx alone would not have.
+// the call that ctx alone would not have. The error then no longer wraps
+// context.DeadlineExceeded, which would say that ctx's deadline passed.
 func (l *Limiter) late(ctx, bctx context.Context, err error) error {
 	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
-		return fmt.Errorf("no answer within %v: %w", l.timeout, err)
+		return fmt.Errorf("no answer within %v (%v)", l.timeout, err)
 	}
 	return err
 }

@@ -10,37 +10,48 @@ import (
 
 var errReply = errors.New("unexpected reply from a script")
 
+// reservation is the reserve script's reply. The script's reasons are
+// limiter's, but for "pause", which Limiter.reason names.
+type reservation struct {
+	ok     bool
+	wait   time.Duration
+	reason string
+	id     uint64 // what the cancel script needs to find the turn again
+	start  int64
+}
+
 // parseReservation reads the reserve script's reply:
 // {ok, wait, reason[, id, start]}, times in microseconds.
-func parseReservation(reply any) (limiter.Reservation, error) {
+func parseReservation(reply any) (reservation, error) {
 	v, _ := reply.([]any)
 	if len(v) < 3 {
-		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
+		return reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
 	ok, okErr := replyInt(v, 0)
 	wait, waitErr := replyInt(v, 1)
 	reason, reasonOK := v[2].(string)
 	if err := errors.Join(okErr, waitErr); err != nil || !reasonOK {
-		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
+		return reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	res := limiter.Reservation{OK: ok == 1, Wait: time.Duration(wait) * time.Microsecond, Reason: reason}
-	if !res.OK {
+	res := reservation{ok: ok == 1, wait: time.Duration(wait) * time.Microsecond, reason: reason}
+	if !res.ok {
 		return res, nil
 	}
 	if len(v) < 5 {
-		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
+		return reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
 	id, idErr := replyInt(v, 3)
 	start, startErr := replyInt(v, 4)
 	if err := errors.Join(idErr, startErr); err != nil {
-		return limiter.Reservation{}, err
+		return reservation{}, err
 	}
-	res.ID, res.Start = uint64(id), start
+	res.id, res.start = uint64(id), start
 	return res, nil
 }
 
-// parseState reads the state script's reply: {wait, reason, paused, then
-// remaining and next_free for each of quotas}, times in microseconds.
+// parseState reads the reserve script's report: {wait, reason, paused,
+// then remaining and next_free for each of quotas}, times in
+// microseconds. Its Reason is the script's, as in reservation.
 func parseState(reply any, quotas int) (limiter.State, error) {
 	v, _ := reply.([]any)
 	if len(v) != 3+2*quotas {
@@ -52,7 +63,7 @@ func parseState(reply any, quotas int) (limiter.State, error) {
 	if err := errors.Join(waitErr, pausedErr); err != nil || !reasonOK {
 		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	st := limiter.State{Wait: time.Duration(wait) * time.Microsecond, Reason: reason, Paused: time.Duration(paused) * time.Microsecond}
+	st := limiter.State{Wait: time.Duration(wait) * time.Microsecond, Reason: limiter.Reason(reason), Paused: time.Duration(paused) * time.Microsecond}
 	for i := range quotas {
 		remaining, remErr := replyInt(v, 3+2*i)
 		next, nextErr := replyInt(v, 4+2*i)

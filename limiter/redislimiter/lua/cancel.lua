@@ -1,10 +1,10 @@
 -- cancel gives back the reservation with ID ARGV[x] that starts at
 -- ARGV[x+1], after the rule as reserve.lua reads it, as keyState.cancel
 -- does: the latest reservation is undone exactly; an older one returns its
--- token and its quota slots. It returns 1 for an undo, 2 for a give-back,
--- 0 when the domain is gone. The state is as reserve.lua describes it.
+-- quota slots but no token, since the turns after it were planned around
+-- it. It returns 1 for an undo, 2 for a give-back, 0 when the domain is
+-- gone. The state is as reserve.lua describes it.
 local nq = #KEYS - 1
-local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
 local sig = ''
 for i = 1, nq do
   if i > 1 then
@@ -39,9 +39,6 @@ if seq == id and uqa then
   return 1
 end
 
-if rate > 0 and ta then
-  tk = math.min(burst, tk + 1)
-end
 if fits then
   for i = 1, nq do
     if redis.call('LREM', KEYS[1 + i], -1, start) > 0 and uqa then

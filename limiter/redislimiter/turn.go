@@ -1,0 +1,119 @@
+package redislimiter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+// turn is a reservation Redis made: what giving it back or confirming it
+// needs. It is the limiter.Turn of the reservations of a Limiter while
+// Redis answers; the fallback's reservations have the Memory's.
+type turn struct {
+	l     *Limiter
+	key   string
+	rule  *limiter.Rule // the caller's, without the gap this process learned
+	id    uint64
+	start int64
+	given bool // given back already: a new turn, or none, replaced it
+}
+
+var _ limiter.Turn = (*turn)(nil)
+
+// Cancel implements limiter.Turn with the cancel script. While Redis does
+// not answer, the turn cannot be given back; Cancel then returns nil, or
+// an error wrapping ErrUnavailable with FailClosed.
+func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
+	l := t.l
+	switch {
+	case t.given:
+		return nil
+	case l.health.down.Load():
+		return l.whileDown()
+	}
+	err := l.cancel(ctx, t)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("redislimiter: %w", ctx.Err())
+	}
+	l.markDown(err)
+	return l.whileDown()
+}
+
+func (l *Limiter) cancel(ctx context.Context, t *turn) error {
+	args := append(ruleArgs(*t.rule, 2), t.id, t.start)
+	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key, len(t.rule.Quotas)), args); err != nil {
+		return err
+	}
+	t.given = true
+	return nil
+}
+
+// Confirm implements limiter.Turn: one round trip asks Redis whether a
+// worker paused the key since the turn was claimed. If one did, the turn
+// is given back, the first one after the pause claimed into res, and the
+// wait for it returned. While Redis does not answer, the turn stands
+// (FailClosed: an error wrapping ErrUnavailable) unless this process knows
+// of a pause in force: then the fallback claims the turn after it.
+func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
+	l := t.l
+	if !l.health.down.Load() {
+		wait, paused, err := t.confirm(ctx, res)
+		if err == nil {
+			return wait, nil
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("redislimiter: %w", ctx.Err())
+		}
+		l.markDown(err)
+		if paused > 0 && l.mode == modeFallback {
+			return paused, nil // wait out the pause Redis reported, then go as the fallback says
+		}
+	}
+	switch l.mode {
+	case modeFailOpen:
+		return 0, nil
+	case modeFailClosed:
+		return 0, l.unavailable()
+	}
+	r := limiter.Request{Key: t.key, Rule: t.rule}
+	if st, err := l.local.State(ctx, &r); err != nil || st.Paused <= 0 {
+		return 0, err
+	}
+	if err := l.local.Reserve(ctx, &r, res); err != nil {
+		return 0, err
+	}
+	res.Degraded = true
+	return res.Wait, nil
+}
+
+// confirm is Confirm through Redis. It returns the wait for the new turn,
+// if any, and the pause Redis reported.
+func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
+	l := t.l
+	if paused, err = l.paused(ctx, t.key); err != nil || paused <= 0 {
+		return 0, 0, err
+	}
+	if err := l.cancel(ctx, t); err != nil {
+		return 0, paused, err
+	}
+	if err := l.reserveShared(ctx, &limiter.Request{Key: t.key, Rule: t.rule}, res); err != nil {
+		return 0, paused, err
+	}
+	return res.Wait, paused, nil
+}
+
+// paused returns how long key's pause still lasts on Redis: a report under
+// a rule without quotas, which reads the key's state alone.
+func (l *Limiter) paused(ctx context.Context, key string) (time.Duration, error) {
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, 0), append(ruleArgs(limiter.Rule{}, 1), "report"))
+	if err != nil {
+		return 0, err
+	}
+	st, err := parseState(v, 0)
+	return st.Paused, err
+}
