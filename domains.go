@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/record"
 	"github.com/polite-go/polite/limiter"
-	"github.com/polite-go/polite/stats"
 )
 
 // domain is what the Transport keeps for one key.
@@ -22,7 +22,7 @@ type domain struct {
 	// its domain, not several.
 	pending  atomic.Int64 // requests between lookup and their end
 	lastUsed atomic.Int64 // unix nanoseconds
-	stats    stats.Recorder
+	stats    record.Recorder
 
 	evicted   atomic.Bool
 	listening atomic.Bool // a throttled response came: the next success ends a backoff

@@ -8,9 +8,6 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// DelayThreshold is the wait beyond which a request counts as delayed.
-const DelayThreshold = 10 * time.Millisecond
-
 // Snapshot is a copy of one domain's counters at one moment.
 // A Snapshot is a copy: later requests do not change it.
 type Snapshot struct {
@@ -18,7 +15,7 @@ type Snapshot struct {
 	Domain string
 	// TotalRequests counts requests that passed the limiter and were sent.
 	TotalRequests int64
-	// DelayedRequests counts requests that waited more than DelayThreshold.
+	// DelayedRequests counts requests that waited more than 10ms.
 	DelayedRequests int64
 	// CanceledRequests counts requests whose wait failed: cancelled, past
 	// their deadline, or refused because the wait was too long.

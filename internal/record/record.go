@@ -1,9 +1,16 @@
-package stats
+// Package record keeps the counters of one domain, which the Transport
+// writes and stats.Snapshot reports.
+package record
 
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/polite-go/polite/stats"
 )
+
+// DelayThreshold is the wait beyond which a request counts as delayed.
+const DelayThreshold = 10 * time.Millisecond
 
 // Recorder holds one domain's counters. The zero Recorder is ready to use;
 // it is safe for concurrent use and never blocks.
@@ -62,8 +69,8 @@ func (r *Recorder) InFlight(delta int64) { r.inFlight.Add(delta) }
 
 // Snapshot copies the counters into a Snapshot for domain, with the derived
 // averages filled in. Pause and quota fields are left to the caller.
-func (r *Recorder) Snapshot(domain string) Snapshot {
-	s := Snapshot{
+func (r *Recorder) Snapshot(domain string) stats.Snapshot {
+	s := stats.Snapshot{
 		Domain:             domain,
 		TotalRequests:      r.total.Load(),
 		DelayedRequests:    r.delayed.Load(),
