@@ -15,32 +15,15 @@ import (
 	"github.com/polite-go/polite/stats"
 )
 
-// OtherDomain is the domain label of the series that sum the domains left
-// out by WithMaxDomains.
-const OtherDomain = "other"
-
-// Option configures a collector made by NewCollector.
-// Options are applied once, by NewCollector.
-type Option func(*collector)
-
-// WithMaxDomains gives at most n domains series of their own. Free places
-// go to the busiest domains (by requests sent) at the scrape that finds
-// them free, and a domain keeps its place for as long as the Transport
-// tracks it, so that its series do not come and go. Every other domain is
-// summed into the series with domain="other", whose counters keep growing
-// (the counts of a domain that leaves "other" stay in it), whose in-flight
-// gauge is their sum, and whose paused gauge is how many of them are
-// paused. n <= 0 means no cap: every domain the Transport tracks has its
-// own series.
-func WithMaxDomains(n int) Option {
-	return func(c *collector) { c.maxDomains = n }
-}
+// otherDomain is the domain label of the series that sum the domains left
+// out by NewCollector's maxDomains.
+const otherDomain = "other"
 
 // NewCollector returns a Prometheus collector of t's per-domain stats,
 // read from t.AllStats at every scrape, so it adds nothing to the requests'
 // path. Register it once:
 //
-//	prometheus.MustRegister(metrics.NewCollector(t))
+//	prometheus.MustRegister(metrics.NewCollector(t, 0))
 //
 // Every metric but polite_domains has a "domain" label; responses also
 // have a "class" label ("2xx" ... "5xx", "other"). A domain key that is
@@ -62,19 +45,24 @@ func WithMaxDomains(n int) Option {
 //	polite_domains                          gauge    domains the Transport tracks (no label)
 //
 // Cardinality: a domain has series only while the Transport tracks it, so
-// there are at most the Transport's WithMaxDomains (polite.DefaultMaxDomains
-// by default) times 17 series, however many domains a crawl meets. A domain
+// there are at most the Transport's polite.WithMaxDomains (10,000 by
+// default) times 17 series, however many domains a crawl meets. A domain
 // the Transport forgets loses its series, and its counters restart from 0
-// if it comes back, as a restarted process's would. For a crawl over many
-// domains, cap the series with WithMaxDomains.
+// if it comes back, as a restarted process's would.
+//
+// For a crawl over many domains, cap the series with maxDomains: when
+// positive, at most maxDomains domains get series of their own. Free
+// places go to the busiest domains (by requests sent) at the scrape that
+// finds them free, and a domain keeps its place for as long as the
+// Transport tracks it, so that its series do not come and go. Every other
+// domain is summed into the series with domain="other", whose counters
+// keep growing (the counts of a domain that leaves "other" stay in it),
+// whose in-flight gauge is their sum, and whose paused gauge is how many
+// of them are paused. 0 means no cap.
 //
 // The collector is safe for concurrent use.
-func NewCollector(t *polite.Transport, opts ...Option) prometheus.Collector {
-	c := &collector{t: t, now: time.Now}
-	for _, opt := range opts {
-		opt(c)
-	}
-	return c
+func NewCollector(t *polite.Transport, maxDomains int) prometheus.Collector {
+	return &collector{t: t, now: time.Now, maxDomains: maxDomains}
 }
 
 // collector implements prometheus.Collector over a Transport.
@@ -207,7 +195,7 @@ func (c *collector) group(all map[string]stats.Snapshot, now time.Time) map[stri
 	}
 	c.seen = seen
 	if len(seen) > 0 || c.retired != (counts{}) {
-		out[OtherDomain] = other
+		out[otherDomain] = other
 	}
 	return out
 }
@@ -229,7 +217,7 @@ func (c *collector) chooseLocked(all map[string]stats.Snapshot) {
 	}
 	var candidates []stats.Snapshot
 	for domain, s := range all {
-		if !c.chosen[domain] && domain != OtherDomain {
+		if !c.chosen[domain] && domain != otherDomain {
 			candidates = append(candidates, s)
 		}
 	}

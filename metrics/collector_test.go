@@ -139,7 +139,7 @@ func TestCollectorMatchesStats(t *testing.T) {
 
 	all := tr.AllStats()
 	require.Len(t, all, 6)
-	families := gather(t, metrics.NewCollector(tr))
+	families := gather(t, metrics.NewCollector(tr, 0))
 	now := time.Now()
 
 	got, ok := value(families, "polite_domains", nil)
@@ -180,7 +180,7 @@ func TestCollectorMatchesStats(t *testing.T) {
 
 func TestCollectorCountsSeries(t *testing.T) {
 	tr, _ := newTransport(t)
-	c := metrics.NewCollector(tr)
+	c := metrics.NewCollector(tr, 0)
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
@@ -191,7 +191,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 func TestCollectorLint(t *testing.T) {
 	tr, _ := newTransport(t)
 	get(t, tr, "http://a.test/", false)
-	problems, err := testutil.CollectAndLint(metrics.NewCollector(tr))
+	problems, err := testutil.CollectAndLint(metrics.NewCollector(tr, 0))
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 }
@@ -213,7 +213,7 @@ func TestCollectorCountsDisallowed(t *testing.T) {
 	_, err = tr.RoundTrip(req)
 	require.ErrorIs(t, err, polite.ErrDisallowed)
 
-	families := gather(t, metrics.NewCollector(tr))
+	families := gather(t, metrics.NewCollector(tr, 0))
 	for name, want := range map[string]float64{
 		"polite_requests_disallowed_total": 1,
 		"polite_requests_total":            1, // robots.txt itself
@@ -239,7 +239,7 @@ func TestCollectorInvalidUTF8Domain(t *testing.T) {
 	for host := range keys {
 		get(t, tr, "http://"+host+"/", false)
 	}
-	families := gather(t, metrics.NewCollector(tr))
+	families := gather(t, metrics.NewCollector(tr, 0))
 	for _, domain := range []string{`"bad\xff"`, `"bad\xfe"`, "good"} {
 		got, ok := value(families, "polite_requests_total", map[string]string{"domain": domain})
 		require.True(t, ok, domain)
@@ -247,34 +247,34 @@ func TestCollectorInvalidUTF8Domain(t *testing.T) {
 	}
 }
 
-func TestWithMaxDomains(t *testing.T) {
+func TestMaxDomains(t *testing.T) {
 	tr, _ := newTransport(t)
 	for i, domain := range []string{"a.test", "b.test", "c.test", "d.test", "e.test"} {
 		for range 5 - i { // a.test is the busiest
 			get(t, tr, "http://"+domain+"/", false)
 		}
 	}
-	c := metrics.NewCollector(tr, metrics.WithMaxDomains(2))
+	c := metrics.NewCollector(tr, 2)
 	families := gather(t, c)
 	assert.Equal(t, 3, testutil.CollectAndCount(c, "polite_requests_total"), "two domains and other")
-	for domain, want := range map[string]float64{"a.test": 5, "b.test": 4, metrics.OtherDomain: 3 + 2 + 1} {
+	for domain, want := range map[string]float64{"a.test": 5, "b.test": 4, "other": 3 + 2 + 1} {
 		got, ok := value(families, "polite_requests_total", map[string]string{"domain": domain})
 		require.True(t, ok, domain)
 		assert.Equal(t, want, got, domain)
 	}
-	got, ok := value(families, "polite_responses_total", map[string]string{"domain": metrics.OtherDomain, "class": "2xx"})
+	got, ok := value(families, "polite_responses_total", map[string]string{"domain": "other", "class": "2xx"})
 	require.True(t, ok)
 	assert.Equal(t, 6.0, got)
 	_, ok = value(families, "polite_requests_total", map[string]string{"domain": "c.test"})
 	assert.False(t, ok, "c.test is summed into other")
 }
 
-// TestWithMaxDomainsStaysMonotonic drives a Transport that forgets domains
+// TestMaxDomainsStaysMonotonic drives a Transport that forgets domains
 // and checks that the "other" counter never goes down and the series stay
 // bounded.
-func TestWithMaxDomainsStaysMonotonic(t *testing.T) {
+func TestMaxDomainsStaysMonotonic(t *testing.T) {
 	tr, _ := newTransport(t, polite.WithMaxDomains(4))
-	c := metrics.NewCollector(tr, metrics.WithMaxDomains(1))
+	c := metrics.NewCollector(tr, 1)
 	get(t, tr, "http://keep.test/", false)
 	get(t, tr, "http://keep.test/", false)
 	var last float64
@@ -285,7 +285,7 @@ func TestWithMaxDomainsStaysMonotonic(t *testing.T) {
 		get(t, tr, "http://keep.test/", false) // stays recent, never forgotten
 		sent++
 		families := gather(t, c)
-		other, _ := value(families, "polite_requests_total", map[string]string{"domain": metrics.OtherDomain})
+		other, _ := value(families, "polite_requests_total", map[string]string{"domain": "other"})
 		require.GreaterOrEqual(t, other, last, "other went down at step %d", i)
 		last = other
 		keep, ok := value(families, "polite_requests_total", map[string]string{"domain": "keep.test"})
@@ -296,13 +296,13 @@ func TestWithMaxDomainsStaysMonotonic(t *testing.T) {
 	}
 }
 
-func TestWithMaxDomainsNoCap(t *testing.T) {
+func TestMaxDomainsNoCap(t *testing.T) {
 	tr, _ := newTransport(t)
 	for i := range 5 {
 		get(t, tr, fmt.Sprintf("http://d%d.test/", i), false)
 	}
 	for _, n := range []int{0, -1, 5, 100} {
-		c := metrics.NewCollector(tr, metrics.WithMaxDomains(n))
+		c := metrics.NewCollector(tr, n)
 		assert.Equal(t, 5, testutil.CollectAndCount(c, "polite_requests_total"), "n=%d", n)
 	}
 }

@@ -24,7 +24,7 @@ func ExampleNewCollector() {
 		log.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(t, metrics.WithMaxDomains(100)))
+	reg.MustRegister(metrics.NewCollector(t, 100))
 	// Serve the metrics for Prometheus to scrape; here on a test server,
 	// in a program with http.Handle("/metrics", ...) on a port of its own.
 	scrape := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

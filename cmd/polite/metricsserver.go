@@ -20,7 +20,7 @@ func serveMetrics(addr string, t *polite.Transport) (*http.Server, error) {
 		return nil, err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(t))
+	reg.MustRegister(metrics.NewCollector(t, 0))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Addr: ln.Addr().String(), Handler: mux, ReadHeaderTimeout: 10 * time.Second}
