@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -251,7 +252,7 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 	counter(disallowDesc, float64(s.disallowed))
 	counter(waitDesc, s.wait.Seconds())
 	for class, n := range s.responses {
-		counter(responsesDesc, float64(n), stats.StatusClass(class))
+		counter(responsesDesc, float64(n), status.Class(class))
 	}
 	counter(throttledDesc, float64(s.throttled))
 	counter(degradedDesc, float64(s.degraded))

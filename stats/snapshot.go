@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -122,21 +123,13 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 			if out.Responses == nil {
 				out.Responses = map[string]int64{}
 			}
-			out.Responses[StatusClass(class)] = n
+			out.Responses[status.Class(class)] = n
 		}
 	}
 	for _, q := range s.Quotas {
 		out.Quotas = append(out.Quotas, quotaJSON{q.Limit, q.Window.String(), q.Remaining, q.NextFree})
 	}
 	return json.Marshal(out)
-}
-
-// StatusClass names a status class index: 2 is "2xx"; 0 is "other".
-func StatusClass(class int) string {
-	if class < 1 || class > 5 {
-		return "other"
-	}
-	return string(rune('0'+class)) + "xx"
 }
 
 func milliseconds(d time.Duration) float64 {

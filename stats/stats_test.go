@@ -13,14 +13,6 @@ import (
 	"github.com/polite-go/polite/stats"
 )
 
-func TestStatusClass(t *testing.T) {
-	for class, want := range []string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"} {
-		assert.Equal(t, want, stats.StatusClass(class))
-	}
-	assert.Equal(t, "other", stats.StatusClass(6))
-	assert.Equal(t, "other", stats.StatusClass(-1))
-}
-
 // TestSnapshotJSON checks the field names: seed 000's, then polite's own.
 func TestSnapshotJSON(t *testing.T) {
 	last := time.Date(2025, 10, 12, 10, 30, 45, 0, time.UTC)
