@@ -6,7 +6,18 @@ import (
 	"sync/atomic"
 
 	"github.com/polite-go/polite/internal/ticket"
+	"github.com/polite-go/polite/limiter"
 )
+
+// flight is one request on its way: its turn, then its response's body,
+// which ends the flight when it is closed, once. It is the one allocation
+// the Transport makes per request: the turn must not escape on its own
+// through the Limiter interface.
+type flight struct {
+	req limiter.Request
+	res limiter.Reservation
+	trackedBody
+}
 
 // trackedBody ends its request's flight when it is closed, once.
 type trackedBody struct {
@@ -33,17 +44,17 @@ type trackedReadWriteBody struct {
 
 func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// track wraps body so that closing it ends the request's flight; a missing
-// or empty body ends it at once.
-func (t *Transport) track(d *domain, body io.ReadCloser, tk *ticket.Ticket) io.ReadCloser {
+// track wraps body in f so that closing it ends the request's flight; a
+// missing or empty body ends it at once.
+func (f *flight) track(body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
-		d.finish()
-		tk.Done()
+		f.d.finish()
+		f.tk.Done()
 		return body
 	}
-	tb := &trackedBody{ReadCloser: body, d: d, tk: tk}
+	f.ReadCloser = body
 	if w, ok := body.(io.ReadWriteCloser); ok {
-		return trackedReadWriteBody{tb, w}
+		return trackedReadWriteBody{&f.trackedBody, w}
 	}
-	return tb
+	return &f.trackedBody
 }

@@ -62,13 +62,13 @@ type domainTable struct {
 
 // acquire returns key's domain with one more pending request, which the
 // caller must release.
-func (tab *domainTable) acquire(key string, now time.Time) *domain {
+func (tab *domainTable) acquire(key string) *domain {
 	for {
 		d, ok := tab.m.Load(key)
 		if !ok {
 			fresh := tab.newDomain(key)
 			fresh.pending.Store(1) // claimed before a sweep can see it
-			fresh.lastUsed.Store(now.UnixNano())
+			fresh.lastUsed.Store(time.Now().UnixNano())
 			if d, ok = tab.m.LoadOrStore(key, fresh); !ok {
 				if tab.count.Add(1) > int64(tab.maxDomains) {
 					tab.sweep()
@@ -76,7 +76,7 @@ func (tab *domainTable) acquire(key string, now time.Time) *domain {
 				return d
 			}
 		}
-		if d.tryAcquire(now) {
+		if d.tryAcquire() {
 			return d
 		}
 		// A sweep is evicting d: in a moment it either forgets d or keeps
@@ -87,13 +87,12 @@ func (tab *domainTable) acquire(key string, now time.Time) *domain {
 }
 
 // tryAcquire claims d for one more request, unless d has been evicted.
-func (d *domain) tryAcquire(now time.Time) bool {
+func (d *domain) tryAcquire() bool {
 	d.pending.Add(1)
 	if d.evicted.Load() {
 		d.pending.Add(-1)
 		return false
 	}
-	d.lastUsed.Store(now.UnixNano())
 	return true
 }
 

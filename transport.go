@@ -200,13 +200,14 @@ func (t *Transport) pace(req *http.Request, d *domain, tk *ticket.Ticket) (*http
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, false, err)
 	}
-	var res limiter.Reservation
-	if err := t.wait(ctx, d, &res); err != nil {
+	f := &flight{trackedBody: trackedBody{d: d, tk: tk}}
+	if err := t.wait(ctx, f); err != nil {
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
 	sent := t.clock.now()
-	d.stats.Sent(sent, res.Wait, res.Degraded)
+	d.lastUsed.Store(sent.UnixNano())
+	d.stats.Sent(sent, f.res.Wait, f.res.Degraded)
 	d.stats.InFlight(1)
 	resp, err := t.send(req, d, tk)
 	if err != nil {
@@ -214,7 +215,7 @@ func (t *Transport) pace(req *http.Request, d *domain, tk *ticket.Ticket) (*http
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, sent)
-	resp.Body = t.track(d, resp.Body, tk)
+	resp.Body = f.track(resp.Body)
 	return resp, nil
 }
 
@@ -265,7 +266,7 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.domains.acquire(key, t.clock.now()), nil
+	return t.domains.acquire(key), nil
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.
@@ -286,14 +287,15 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	}
 }
 
-// wait waits for the request's turn in d, as res.
-func (t *Transport) wait(ctx context.Context, d *domain, res *limiter.Reservation) error {
+// wait waits for the turn of f's request in its domain.
+func (t *Transport) wait(ctx context.Context, f *flight) error {
+	d, res := f.d, &f.res
 	if d.unpaced {
 		res.OK = true
 		return nil
 	}
-	r := limiter.Request{Key: d.key, Rule: &d.rule, MaxWait: t.maxWait}
-	err := limiter.Wait(ctx, t.limiter, &r, res)
+	f.req = limiter.Request{Key: d.key, Rule: &d.rule, MaxWait: t.maxWait}
+	err := limiter.Wait(ctx, t.limiter, &f.req, res)
 	if err == nil {
 		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
 			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)

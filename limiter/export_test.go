@@ -22,7 +22,8 @@ func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
 
 // ConfirmAt is Reservation.Confirm at now, for a reservation Memory made.
 func ConfirmAt(res *Reservation, now time.Time) time.Duration {
-	return res.Turn.(*lockedState).confirmAt(res, now)
+	s := res.Turn.(*lockedState)
+	return s.confirmAt(res, s.owner.nanos(now))
 }
 
 // Len reports how many keys m tracks.

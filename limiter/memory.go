@@ -55,18 +55,21 @@ func NewMemory() *Memory {
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r *Request, res *Reservation) error {
-	m.ReserveAt(r, res, time.Now())
+	m.reserve(r, res, m.sinceEpoch())
 	return nil
 }
 
 // ReserveAt is Reserve at time now.
 func (m *Memory) ReserveAt(r *Request, res *Reservation, now time.Time) {
+	m.reserve(r, res, m.nanos(now))
+}
+
+func (m *Memory) reserve(r *Request, res *Reservation, n int64) {
 	rule := r.rule()
 	var jitter time.Duration
 	if rule.Jitter > 0 {
 		jitter = rand.N(rule.Jitter)
 	}
-	n := m.nanos(now)
 	s := m.lockState(r.Key, n)
 	defer s.mu.Unlock()
 	s.reserve(n, rule, jitter, r.MaxWait, res)
@@ -125,10 +128,10 @@ func (s *lockedState) Cancel(_ context.Context, res *Reservation) error {
 
 // Confirm implements Turn on the current time.
 func (s *lockedState) Confirm(_ context.Context, res *Reservation) (time.Duration, error) {
-	return s.confirmAt(res, time.Now()), nil
+	return s.confirmAt(res, s.owner.sinceEpoch()), nil
 }
 
-func (s *lockedState) confirmAt(res *Reservation, now time.Time) time.Duration {
+func (s *lockedState) confirmAt(res *Reservation, now int64) time.Duration {
 	var jitter time.Duration
 	if res.rule.Jitter > 0 {
 		jitter = rand.N(res.rule.Jitter)
@@ -138,10 +141,14 @@ func (s *lockedState) confirmAt(res *Reservation, now time.Time) time.Duration {
 	if s.dropped {
 		return 0
 	}
-	return s.confirm(s.owner.nanos(now), res, jitter)
+	return s.confirm(now, res, jitter)
 }
 
 func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
+
+// sinceEpoch is the current time on m's clock: one read of the monotonic
+// clock, half the cost of time.Now.
+func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 
 // lockState finds or creates key's state and locks it; the caller unlocks
 // it.

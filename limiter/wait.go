@@ -13,7 +13,9 @@ import (
 // (an error wrapping context.DeadlineExceeded) or after r.MaxWait
 // (ErrWaitTooLong); res.Wait then says how long the request would have
 // waited. When ctx ends during the wait, the turn is given back and
-// ctx.Err() returned. res.Wait is the whole time waited.
+// ctx.Err() returned. res.Wait is the whole time waited. While Wait
+// reserves, r.MaxWait holds what ctx's deadline leaves, if that is less:
+// r must not be shared with another goroutine meanwhile.
 //
 // The caller's request must start as soon as Wait returns: its turn is
 // the time Wait returned, and the next turns of the key follow from it.
@@ -22,15 +24,18 @@ func Wait(ctx context.Context, l Limiter, r *Request, res *Reservation) error {
 		*res = Reservation{}
 		return err
 	}
-	deadline, hasDeadline := ctx.Deadline()
-	req := *r
-	cause := ErrWaitTooLong
-	if hasDeadline {
-		if left := time.Until(deadline); req.MaxWait == 0 || left < req.MaxWait {
-			req.MaxWait, cause = max(left, 1), context.DeadlineExceeded
+	cause, maxWait := ErrWaitTooLong, r.MaxWait
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); maxWait == 0 || left < maxWait {
+			maxWait, cause = max(left, 1), context.DeadlineExceeded
 		}
 	}
-	if err := l.Reserve(ctx, &req, res); err != nil {
+	// r is not copied: through the Limiter interface, a copy would cost an
+	// allocation on every call.
+	r.MaxWait, maxWait = maxWait, r.MaxWait
+	err := l.Reserve(ctx, r, res)
+	r.MaxWait, maxWait = maxWait, r.MaxWait
+	if err != nil {
 		return err
 	}
 	if !res.OK {
@@ -39,7 +44,7 @@ func Wait(ctx context.Context, l Limiter, r *Request, res *Reservation) error {
 	wait, waited := res.Wait, time.Duration(0)
 	var timer *time.Timer
 	for wait > 0 {
-		if req.MaxWait > 0 && waited+wait > req.MaxWait {
+		if maxWait > 0 && waited+wait > maxWait {
 			res.Wait = waited + wait
 			err := fmt.Errorf("limiter: %s: turn in %v: %w", r.Key, res.Wait, cause)
 			return giveBack(ctx, res, err)
