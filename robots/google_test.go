@@ -355,3 +355,56 @@ func TestGoogle(t *testing.T) {
 	require.Equal(t, 145, ported, "every IsUserAgentAllowed case of robots_test.cc")
 	require.Equal(t, 6, differ, "the differences the package doc lists")
 }
+
+// TestGoogleParse ports the tests of robots_test.cc that count what the
+// parser reports rather than ask about a URL: each file is checked here by
+// the answers its rules give.
+func TestGoogleParse(t *testing.T) {
+	t.Run("ID_LinesNumbersAreCountedCorrectly", func(t *testing.T) {
+		files := []struct{ name, body string }{
+			{"unix", "User-Agent: foo\nAllow: /some/path\nUser-Agent: bar\n\n\nDisallow: /\n"},
+			{"dos", "User-Agent: foo\r\nAllow: /some/path\r\nUser-Agent: bar\r\n\r\n\r\nDisallow: /\r\n"},
+			{"mac", "User-Agent: foo\rAllow: /some/path\rUser-Agent: bar\r\r\rDisallow: /\r"},
+			{"no final EOL", "User-Agent: foo\nAllow: /some/path\nUser-Agent: bar\n\n\nDisallow: /"},
+			{"mixed", "User-Agent: foo\nAllow: /some/path\r\nUser-Agent: bar\n\r\n\nDisallow: /"},
+		}
+		for _, f := range files {
+			t.Run(f.name, func(t *testing.T) {
+				r := robots.Parse([]byte(f.body))
+				// Four directives in two groups: bar is disallowed
+				// everywhere, foo has only an Allow.
+				assert.False(t, r.Allowed("bar", "/x"))
+				assert.True(t, r.Allowed("foo", "/x"))
+				assert.True(t, r.Allowed("baz", "/x"))
+			})
+		}
+	})
+	t.Run("ID_UTF8ByteOrderMarkIsSkipped", func(t *testing.T) {
+		// Google's files end with "Allow: /AnyValue", which no answer can
+		// tell from no line at all; a Disallow shows whether it was read.
+		tests := []struct {
+			name, body string
+			read       bool // the Disallow line was read in foo's group
+		}{
+			{"full BOM", "\xEF\xBB\xBFUser-Agent: foo\nDisallow: /AnyValue\n", true},
+			{"partial BOM, 2 octets", "\xEF\xBBUser-Agent: foo\nDisallow: /AnyValue\n", true},
+			{"partial BOM, 1 octet", "\xEFUser-Agent: foo\nDisallow: /AnyValue\n", true},
+			{"broken BOM", "\xEF\x11\xBFUser-Agent: foo\nDisallow: /AnyValue\n", false},
+			{"BOM in the middle", "User-Agent: foo\n\xEF\xBB\xBFDisallow: /AnyValue\n", false},
+		}
+		for _, tt := range tests {
+			r := robots.Parse([]byte(tt.body))
+			assert.Equal(t, !tt.read, r.Allowed("foo", "/AnyValue"), tt.name)
+		}
+	})
+	t.Run("ID_NonStandardLineExample_Sitemap", func(t *testing.T) {
+		const groups = "User-Agent: foo\nAllow: /some/path\nUser-Agent: bar\n\n\n"
+		const sitemap = "http://foo.bar/sitemap.xml"
+		for _, body := range []string{
+			groups + "Sitemap: " + sitemap + "\n",
+			"Sitemap: " + sitemap + "\n" + groups, // anywhere in the file
+		} {
+			assert.Equal(t, []string{sitemap}, robots.Parse([]byte(body)).Sitemaps())
+		}
+	})
+}

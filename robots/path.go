@@ -65,19 +65,19 @@ func appendNormal(dst []byte, s string, rule bool) []byte {
 }
 
 // requestPath returns the path and query of uri in their compared form,
-// without dot segments. uri is either a request target in origin form
-// ("/a/b?c=d", as an HTTP client sends it) or a URL ("https://host/a/b?c=d",
-// "host/a/b"); a fragment is ignored, and "" is "/". It allocates only when
-// the form differs from what uri holds.
-func requestPath(uri string) string {
+// without dot segments, and its byteSet. uri is either a request target in
+// origin form ("/a/b?c=d", as an HTTP client sends it) or a URL
+// ("https://host/a/b?c=d", "host/a/b"); a fragment is ignored, and "" is
+// "/". It allocates only when the form differs from what uri holds.
+func requestPath(uri string) (string, uint64) {
 	if i := strings.IndexByte(uri, '#'); i >= 0 {
 		uri = uri[:i]
 	}
 	if !strings.HasPrefix(uri, "/") {
 		uri = pathOfURL(uri)
 	}
-	if isNormal(uri) {
-		return uri
+	if set, ok := scan(uri); ok {
+		return uri, set
 	}
 	b := appendNormal(make([]byte, 0, len(uri)+16), uri, false)
 	q := len(b)
@@ -87,8 +87,8 @@ func requestPath(uri string) string {
 			break
 		}
 	}
-	p := removeDotSegments(b[:q])
-	return string(append(p, b[q:]...))
+	p := string(append(removeDotSegments(b[:q]), b[q:]...))
+	return p, byteSet(p)
 }
 
 // pathOfURL returns the path and query of a URL that does not start with
@@ -123,30 +123,75 @@ func schemeLen(u string) int {
 	return len(u)
 }
 
-// isNormal reports whether the request target p (starting with '/') is
-// already in its compared form: no octet to escape or unescape, no dot
+// scan returns the byteSet of the request target p (starting with '/'), if
+// p is already in its compared form: no octet to escape or unescape, no dot
 // segment. It is the no-allocation path of requestPath.
-func isNormal(p string) bool {
-	inQuery := false
+func scan(p string) (uint64, bool) {
+	var set uint64
 	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '*', c == '$', escapes[c]:
-			return false
-		case c == '?':
-			inQuery = true
-		case c == '/' && !inQuery && i+1 < len(p) && p[i+1] == '.':
-			j := i + 2
-			if j < len(p) && p[j] == '.' {
-				j++
-			}
-			if j == len(p) || p[j] == '/' || p[j] == '?' {
-				return false
-			}
+		k := class[p[i]]
+		if k&normalise != 0 {
+			return 0, false
+		}
+		set |= 1 << (k & 63)
+	}
+	path := p
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		path = p[:i]
+	}
+	for {
+		i := strings.Index(path, "/.")
+		if i < 0 {
+			return set, true
+		}
+		path = path[i+2:]
+		if path == "" || path[0] == '/' || path[0] == '.' && (len(path) == 1 || path[1] == '/') {
+			return 0, false // a "." or ".." segment
 		}
 	}
-	return true
 }
+
+// byteSet returns the set of the octets of s but '*' (a wildcard in a
+// pattern, escaped in a path), as a bit each: the digits, the letters
+// (without regard to case) and the marks that a path or pattern in compared
+// form may hold each have their own. A set tells which octets a string
+// lacks. It is never 0 for a path, which starts with '/'.
+func byteSet(s string) uint64 {
+	var set uint64
+	for i := 0; i < len(s); i++ {
+		if s[i] != '*' {
+			set |= 1 << (class[s[i]] & 63)
+		}
+	}
+	return set
+}
+
+// class gives each octet its bit in a byteSet (its low 6 bits; 63 for an
+// octet that no compared form holds) and says whether a URI that holds it
+// must be normalised.
+var class = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = normalise | 63
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = uint8(c - '0')
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = uint8(10 + c - 'a')
+		t[c-'a'+'A'] = t[c]
+	}
+	for i, c := range "!$%&'()+,-./:;=?@[]_~" {
+		t[c] = uint8(36 + i)
+	}
+	for _, c := range "%$*" {
+		t[c] |= normalise
+	}
+	return t
+}()
+
+// normalise marks, in class, an octet that a URI in compared form does not
+// hold as it is ('*' and '$' are escaped) or that may need changing ('%').
+const normalise = 0x80
 
 // removeDotSegments removes the "." and ".." segments of the absolute path
 // p as RFC 3986 section 5.2.4 does, in place, and returns the result.

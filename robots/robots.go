@@ -19,11 +19,11 @@ const maxBody = 500 << 10
 // token, their Crawl-delay, and its Sitemap lines. It does not change once
 // made and is safe for concurrent use. A nil *Robots allows everything.
 type Robots struct {
-	text     string   // every rule's pattern and every product token (lower case), back to back
+	text     string   // every rule's pattern, product token (lower case) and Sitemap, back to back
 	rules    []rule   // the rules of group g are rules[groups[g].lo:groups[g].hi]
 	groups   []group  // in file order
-	agents   []member // sorted by token, then group
-	sitemaps []string
+	agents   []member // sorted by the length of the token, the token, then group
+	sitemaps []string // in text
 }
 
 // rule is one Allow or Disallow line: text[off:off+n] is its path pattern
@@ -32,7 +32,22 @@ type Robots struct {
 // the one RFC 9309 says applies.
 type rule struct {
 	off, n uint32
+	lit    uint32 // the length of the pattern's literal prefix, before any '*' or final '$'
 	allow  bool
+	need   uint64 // byteSet of the octets after the prefix, which a matching path must hold
+}
+
+// newRule returns the rule for the pattern pat, at off in the text.
+func newRule(off int, pat []byte, allow bool) rule {
+	x := rule{off: uint32(off), n: uint32(len(pat)), allow: allow}
+	lit := bytes.IndexByte(pat, '*')
+	if lit < 0 {
+		lit = len(bytes.TrimSuffix(pat, []byte("$")))
+	} else {
+		x.need = byteSet(string(bytes.TrimSuffix(pat[lit:], []byte("$"))))
+	}
+	x.lit = uint32(lit)
+	return x
 }
 
 // group is one group of the file: one or more User-agent lines and the
@@ -41,6 +56,9 @@ type group struct {
 	lo, hi uint32
 	delay  time.Duration // the group's first valid Crawl-delay; -1 if none
 }
+
+// span is where a Sitemap value is in the parser's buffer.
+type span struct{ off, n uint32 }
 
 // member says that the product token text[off:off+n] ("*" for the
 // catch-all) names group.
@@ -61,8 +79,13 @@ type member struct {
 // misspellings Google's parser accepts ("useragent", "user agent",
 // "dissallow", "dissalow", "disalow", "diasllow", "disallaw", "site-map",
 // and "crawldelay", "crawl delay"), and a missing colon is forgiven when the
-// line holds exactly two words ("disallow /"). Other keys are ignored and
-// end no group.
+// line holds exactly two words ("disallow /"). Other keys are ignored.
+// Only Allow and Disallow lines end the User-agent lines of a group:
+// Sitemap and Crawl-delay, like unknown lines, are "other records" that
+// RFC 9309 section 2.2.4 forbids to end a group (so in "User-agent: a",
+// "Crawl-delay: 1", "User-agent: b", "Disallow: /x", a and b share the
+// group, its Crawl-delay and its rule). A Crawl-delay line counts in the
+// group it stands in; before the first User-agent line, it is ignored.
 func Parse(body []byte) *Robots {
 	if len(body) > maxBody {
 		body = body[:maxBody]
@@ -93,7 +116,7 @@ type parser struct {
 	rules    []rule
 	groups   []group
 	agents   []member
-	sitemaps []string
+	sitemaps []span
 	inAgents bool // the last group line was a User-agent: another one joins its group
 }
 
@@ -165,7 +188,8 @@ func (p *parser) line(l []byte) {
 		}
 	case sitemapKey:
 		if len(v) > 0 {
-			p.sitemaps = append(p.sitemaps, string(v))
+			p.sitemaps = append(p.sitemaps, span{uint32(len(p.buf)), uint32(len(v))})
+			p.buf = append(p.buf, v...)
 		}
 	}
 }
@@ -220,7 +244,7 @@ func (p *parser) rule(v []byte, allow bool) {
 	}
 	off := len(p.buf)
 	p.buf = appendNormal(p.buf, string(v), true)
-	p.rules = append(p.rules, rule{off: uint32(off), n: uint32(len(p.buf) - off), allow: allow})
+	p.rules = append(p.rules, newRule(off, p.buf[off:], allow))
 	p.groups[len(p.groups)-1].hi = uint32(len(p.rules))
 }
 
@@ -250,9 +274,8 @@ func parseDelay(v []byte) (time.Duration, bool) {
 // tokens, and copies what is kept into a Robots of exact size.
 func (p *parser) finish() *Robots {
 	r := &Robots{
-		rules:    make([]rule, 0, len(p.rules)),
-		groups:   slices.Clone(p.groups),
-		sitemaps: slices.Clone(p.sitemaps),
+		rules:  make([]rule, 0, len(p.rules)),
+		groups: slices.Clone(p.groups),
 	}
 	text := make([]byte, 0, len(p.buf))
 	pat := func(x rule) []byte { return p.buf[x.off : x.off+x.n] }
@@ -279,8 +302,9 @@ func (p *parser) finish() *Robots {
 			if i > 0 && bytes.Equal(pat(x), pat(rs[i-1])) {
 				continue // the same pattern: the first, an Allow if any, decides
 			}
-			r.rules = append(r.rules, rule{off: uint32(len(text)), n: x.n, allow: x.allow})
-			text = append(text, pat(x)...)
+			x.off = uint32(len(text))
+			r.rules = append(r.rules, x)
+			text = append(text, pat(rs[i])...)
 		}
 		grp.hi = uint32(len(r.rules))
 	}
@@ -288,6 +312,9 @@ func (p *parser) finish() *Robots {
 
 	token := func(m member) []byte { return p.buf[m.off : m.off+m.n] }
 	slices.SortFunc(p.agents, func(a, b member) int {
+		if c := cmp.Compare(a.n, b.n); c != 0 {
+			return c
+		}
 		if c := bytes.Compare(token(a), token(b)); c != 0 {
 			return c
 		}
@@ -306,7 +333,19 @@ func (p *parser) finish() *Robots {
 			text = append(text, token(m)...)
 		}
 	}
+	for _, sm := range p.sitemaps {
+		text = append(text, p.buf[sm.off:sm.off+sm.n]...)
+	}
 	r.text = string(text)
+	if len(p.sitemaps) > 0 {
+		r.sitemaps = make([]string, len(p.sitemaps))
+		end := len(r.text)
+		for i := len(p.sitemaps) - 1; i >= 0; i-- {
+			n := int(p.sitemaps[i].n)
+			r.sitemaps[i] = r.text[end-n : end]
+			end -= n
+		}
+	}
 	return r
 }
 
@@ -338,10 +377,14 @@ func (r *Robots) find(name string) []member {
 	return r.agents[lo:hi]
 }
 
-// compare compares the token of m with name, read as if in lower case.
+// compare compares the token of m with name, read as if in lower case, in
+// the order of r.agents: by length first, so that most compare no octet.
 func (r *Robots) compare(m member, name string) int {
+	if int(m.n) != len(name) {
+		return cmp.Compare(int(m.n), len(name))
+	}
 	t := r.text[m.off : m.off+m.n]
-	for i := 0; i < len(t) && i < len(name); i++ {
+	for i := 0; i < len(t); i++ {
 		c := name[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
@@ -350,7 +393,7 @@ func (r *Robots) compare(m member, name string) int {
 			return cmp.Compare(t[i], c)
 		}
 	}
-	return cmp.Compare(len(t), len(name))
+	return 0
 }
 
 // Allowed reports whether the crawler whose product token is agent may
@@ -375,21 +418,31 @@ func (r *Robots) Allowed(agent, uri string) bool {
 // allowed is Allowed; if steps is not nil, it is increased by the work done
 // in matching (see match).
 func (r *Robots) allowed(agent, uri string, steps *int) bool {
-	path := requestPath(uri)
+	path, set := requestPath(uri)
 	if r == nil || path == "/robots.txt" {
 		return true
 	}
 	best, allow := -1, true
 	for _, m := range r.lookup(agent) {
 		g := r.groups[m.group]
-		for _, x := range r.rules[g.lo:g.hi] {
+		rules := r.rules[g.lo:g.hi]
+		for i := range rules {
+			x := &rules[i]
 			if int(x.n) < best || int(x.n) == best && (allow || !x.allow) {
 				break // the rules left cannot beat the match already found
 			}
 			if steps != nil {
 				*steps++
 			}
-			if match(r.text[x.off:x.off+x.n], path, steps) {
+			lit := int(x.lit)
+			if x.need&^set != 0 || lit > len(path) {
+				continue // the path lacks an octet the rule needs, or is too short
+			}
+			pat := r.text[x.off : x.off+x.n]
+			if lit > 0 && path[lit-1] != pat[lit-1] || path[:lit] != pat[:lit] {
+				continue // the last octet of the prefix is the quickest to tell
+			}
+			if match(pat, path, steps) {
 				best, allow = int(x.n), x.allow
 				break // the rules after it are shorter, or Disallows as long
 			}
