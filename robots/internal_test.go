@@ -278,9 +278,29 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// refAllowed is Allowed without its shortcuts: every rule of the agent's
+// groups is tried with refMatch, and the longest match decides.
+func refAllowed(r *Robots, agent, uri string) bool {
+	path := pathOf(uri)
+	if path == "/robots.txt" {
+		return true
+	}
+	best, allow := -1, true
+	for _, m := range r.lookup(agent) {
+		g := r.groups[m.group]
+		for _, x := range r.rules[g.lo:g.hi] {
+			if refMatch(r.text[x.off:x.off+x.n], path) &&
+				(int(x.n) > best || int(x.n) == best && x.allow) {
+				best, allow = int(x.n), x.allow
+			}
+		}
+	}
+	return allow
+}
+
 // FuzzParse checks that Parse and the methods never panic, that a parsed
-// file stays within the size its doc states, and that a Crawl-delay is
-// never negative.
+// file stays within the size its doc states, that a Crawl-delay is never
+// negative, and that Allowed agrees with refAllowed.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"User-agent: *\nDisallow: /\n",
@@ -293,7 +313,10 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, agent, uri string) {
 		r := Parse(body)
 		require.LessOrEqual(t, size(r), maxSize(body))
-		r.Allowed(agent, uri)
+		got := r.Allowed(agent, uri)
+		if len(body) < 2000 && len(uri) < 300 { // refMatch is quadratic
+			require.Equal(t, refAllowed(r, agent, uri), got, "Allowed(%q, %q)", agent, uri)
+		}
 		d, _ := r.CrawlDelay(agent)
 		require.GreaterOrEqual(t, d, time.Duration(0))
 		r.Sitemaps()

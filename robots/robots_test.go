@@ -47,6 +47,9 @@ func TestIssue10(t *testing.T) {
 		{"a tie: Allow listed second wins", "User-agent: *\nDisallow: /x\nAllow: /x\n", "bot", "/x", true},
 		{"a tie: Allow listed first wins", "User-agent: *\nAllow: /x\nDisallow: /x\n", "bot", "/x", true},
 		{"a tie with wildcards", "User-agent: *\nDisallow: /*.a\nAllow: /*.a\n", "bot", "/b.a", true},
+		{"a tie across merged groups, Allow first", "User-agent: bot\nAllow: /x\n\nUser-agent: bot\nDisallow: /x\n", "bot", "/x", true},
+		{"a tie across merged groups, Allow second", "User-agent: bot\nDisallow: /x\n\nUser-agent: bot\nAllow: /x\n", "bot", "/x", true},
+		{"merged groups: the longest match in either", "User-agent: bot\nAllow: /x\n\nUser-agent: bot\nDisallow: /x/y\n", "bot", "/x/y", false},
 		// "/x/page." is 8 octets, "/*.html" 7: the Allow is longer.
 		{"a rule is measured by its octets", "User-agent: *\nAllow: /x/page.\nDisallow: /*.html\n", "bot", "/x/page.html", true},
 		{"a rule is measured by its octets: a longer Disallow", "User-agent: *\nAllow: /x/page.\nDisallow: /*/*.html\n", "bot", "/x/page.html", false},
