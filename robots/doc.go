@@ -42,31 +42,35 @@
 //
 // And for safety against hostile files and URIs: the dot segments of a
 // URI's path ("/a/../b", "/a/%2e%2e/b") are removed before matching, as RFC
-// 3986 section 5.2.4 makes them the same URI; matching a rule is linear in
-// the lengths of the rule and the URI, whatever its '*'s; a parsed file
-// holds at most a few bytes per byte of the file.
+// 3986 section 5.2.4 makes them the same URI; a rule is matched left to
+// right with no backtracking, in time linear in the lengths of the rule and
+// the URI whatever its '*'s, so that a check costs at worst the number of
+// rules in the group times the URI's length; a parsed file holds at most
+// about four bytes per byte of the file.
 //
 // # Differences from Google's parser
 //
 // The package is tested against every case of Google's robots_test.cc
 // (github.com/google/robotstxt) that asks whether a URL is allowed. It
-// answers differently, on purpose, in these:
+// answers differently, on purpose, in 6 of those 145 cases, and as Google
+// does in the other 139:
 //
-//   - ID_Encoding: Google leaves the URL as its caller gives it, so that the
+//   - ID_Encoding (3 of its 7 cases): Google leaves the URL as its caller gives it, so that the
 //     rule "/foo/bar/ツ" does not match the URL "/foo/bar/ツ", and the rule
 //     "/foo/bar/%62%61%7A" does not match "/foo/bar/baz". Here the URI is put
 //     in the same form as the rules, as RFC 9309 section 2.2.2 asks ("%62%61%7A"
 //     is "baz", and its own table says so): both match.
-//   - GoogleOnly_IndexHTMLisDirectory: Google reads "Allow: /dir/index.html"
+//   - GoogleOnly_IndexHTMLisDirectory (1 of 4): Google reads "Allow: /dir/index.html"
 //     as also allowing "/dir/". RFC 9309 has no such rule, and a crawler
 //     should not fetch what a file does not allow: here it allows only what
 //     it says.
-//   - GoogleOnly_LineTooLong: Google cuts lines after 16,664 octets, so that
+//   - GoogleOnly_LineTooLong (2 of 5): Google cuts lines after 16,664 octets, so that
 //     a long rule stands for its first part and matches URIs the whole rule
 //     does not (a cut Allow allows what the site did not). RFC 9309 sets no
 //     line limit: here a line is read whole, within the 500 KiB of the file.
 //
-// Google also reads any key that starts with a known one ("disallowed",
-// "user-agents") as that key; here only the keys themselves and the listed
-// misspellings count.
+// Beyond its tests, Google's parser also reads any key that starts with a
+// known one ("disallowed", "user-agents") as that key, where here only the
+// keys themselves and the listed misspellings count; it does not remove dot
+// segments, nor decode escapes in a query; and it ignores Crawl-delay.
 package robots

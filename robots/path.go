@@ -14,7 +14,10 @@ import "strings"
 //   - in the query (after the first '?'), the escapes of ':', '/', '?' and
 //     '@' are decoded too: RFC 3986 section 3.4 lets these stand for data
 //     in a query, where they delimit nothing, and RFC 9309's own table
-//     matches "?baz=https://foo.bar" with "?baz=https%3A%2F%2Ffoo.bar";
+//     matches "?baz=https://foo.bar" with "?baz=https%3A%2F%2Ffoo.bar". A
+//     rule's query is what follows its first '?': in a rule without one,
+//     such as "/*x=%2F", the escape stays, and matches only a "%2F" that a
+//     URI holds in its path;
 //   - a '%' that starts no escape is a literal one, "%25";
 //   - in a URI, '*' and '$' are data, "%2A" and "%24"; in a rule, '*' is
 //     the wildcard and a final '$' the end anchor, while "%2A", "%24" and a

@@ -17,7 +17,8 @@ const maxBody = 500 << 10
 
 // Robots is a parsed robots.txt: the groups of rules it gives each product
 // token, their Crawl-delay, and its Sitemap lines. It does not change once
-// made and is safe for concurrent use. A nil *Robots allows everything.
+// made and is safe for concurrent use. A nil *Robots, like the zero value,
+// allows everything.
 type Robots struct {
 	text     string   // every rule's pattern, product token (lower case) and Sitemap, back to back
 	rules    []rule   // the rules of group g are rules[groups[g].lo:groups[g].hi]
@@ -66,7 +67,7 @@ type member struct {
 	off, n, group uint32
 }
 
-// Parse parses a robots.txt body. It never fails: as RFC 9309 section 2.3.4
+// Parse parses a robots.txt body. It never fails: as RFC 9309 section 2.3.1.5
 // asks, every line that can be parsed is used and the others are skipped.
 // It reads at most the first 500 KiB of body (the limit of RFC 9309 section
 // 2.5); a longer body is cut after its last complete line in that limit. The
