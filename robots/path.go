@@ -40,7 +40,7 @@ var escapes = func() (t [256]bool) {
 
 // appendNormal appends s in its compared form to dst. If rule is set, s is
 // a rule's path and '*' and a final '$' keep their special meaning.
-func appendNormal(dst []byte, s string, rule bool) []byte {
+func appendNormal[S ~string | ~[]byte](dst []byte, s S, rule bool) []byte {
 	inQuery := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -159,7 +159,7 @@ func scan(p string) (uint64, bool) {
 // (without regard to case) and the marks that a path or pattern in compared
 // form may hold each have their own. A set tells which octets a string
 // lacks. It is never 0 for a path, which starts with '/'.
-func byteSet(s string) uint64 {
+func byteSet[S ~string | ~[]byte](s S) uint64 {
 	var set uint64
 	for i := 0; i < len(s); i++ {
 		if s[i] != '*' {

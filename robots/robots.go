@@ -45,7 +45,7 @@ func newRule(off int, pat []byte, allow bool) rule {
 	if lit < 0 {
 		lit = len(bytes.TrimSuffix(pat, []byte("$")))
 	} else {
-		x.need = byteSet(string(bytes.TrimSuffix(pat[lit:], []byte("$"))))
+		x.need = byteSet(bytes.TrimSuffix(pat[lit:], []byte("$")))
 	}
 	x.lit = uint32(lit)
 	return x
@@ -244,7 +244,7 @@ func (p *parser) rule(v []byte, allow bool) {
 		return
 	}
 	off := len(p.buf)
-	p.buf = appendNormal(p.buf, string(v), true)
+	p.buf = appendNormal(p.buf, v, true)
 	p.rules = append(p.rules, newRule(off, p.buf[off:], allow))
 	p.groups[len(p.groups)-1].hi = uint32(len(p.rules))
 }
