@@ -410,8 +410,9 @@ func (r *Robots) compare(m member, name string) int {
 // package doc) and the dot segments of its path are removed, so that
 // "/a/../b" is matched as "/b". "/robots.txt" is always allowed.
 //
-// Allowed does not allocate for a uri that is already in that form, as
-// the URIs net/http sends with no '%', '*' or '$' in them are.
+// Allowed does not allocate for a uri that is already in that form: one
+// with no '%', '*', '$', octet outside printable ASCII or dot segment, as
+// most URIs net/http sends are.
 func (r *Robots) Allowed(agent, uri string) bool {
 	return r.allowed(agent, uri, nil)
 }
