@@ -1,0 +1,480 @@
+package robots
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxBody is how much of a robots.txt Parse reads: the 500 KiB that
+// RFC 9309 section 2.5 asks every parser to accept.
+const maxBody = 500 << 10
+
+// Robots is a parsed robots.txt: the groups of rules it gives each product
+// token, their Crawl-delay, and its Sitemap lines. It does not change once
+// made and is safe for concurrent use. A nil *Robots, like the zero value,
+// allows everything.
+type Robots struct {
+	text     string   // every rule's pattern, product token (lower case) and Sitemap, back to back
+	rules    []rule   // the rules of group g are rules[groups[g].lo:groups[g].hi]
+	groups   []group  // in file order
+	agents   []member // sorted by the length of the token, the token, then group
+	sitemaps []string // in text
+}
+
+// rule is one Allow or Disallow line: text[off:off+n] is its path pattern
+// in compared form. The rules of a group are sorted longest first, an Allow
+// before a Disallow of the same length, so that the first that matches is
+// the one RFC 9309 says applies.
+type rule struct {
+	off, n uint32
+	lit    uint32 // the length of the pattern's literal prefix, before any '*' or final '$'
+	allow  bool
+	need   uint64 // byteSet of the octets after the prefix, which a matching path must hold
+}
+
+// newRule returns the rule for the pattern pat, at off in the text.
+func newRule(off int, pat []byte, allow bool) rule {
+	x := rule{off: uint32(off), n: uint32(len(pat)), allow: allow}
+	lit := bytes.IndexByte(pat, '*')
+	if lit < 0 {
+		lit = len(bytes.TrimSuffix(pat, []byte("$")))
+	} else {
+		x.need = byteSet(bytes.TrimSuffix(pat[lit:], []byte("$")))
+	}
+	x.lit = uint32(lit)
+	return x
+}
+
+// group is one group of the file: one or more User-agent lines and the
+// rules that follow them.
+type group struct {
+	lo, hi uint32
+	delay  time.Duration // the group's first valid Crawl-delay; -1 if none
+}
+
+// span is where a Sitemap value is in the parser's buffer.
+type span struct{ off, n uint32 }
+
+// member says that the product token text[off:off+n] ("*" for the
+// catch-all) names group.
+type member struct {
+	off, n, group uint32
+}
+
+// Parse parses a robots.txt body. It never fails: as RFC 9309 section 2.3.1.5
+// asks, every line that can be parsed is used and the others are skipped.
+// It reads at most the first 500 KiB of body (the limit of RFC 9309 section
+// 2.5); a longer body is cut after its last complete line in that limit. The
+// result keeps no reference to body and holds at most about four bytes per
+// byte of body read.
+//
+// A line is a key, a colon and a value, with a '#' starting a comment
+// anywhere; lines end with CR, LF or CRLF, and a UTF-8 byte order mark at
+// the start is skipped. Keys are read without regard to case, with the
+// misspellings Google's parser accepts ("useragent", "user agent",
+// "dissallow", "dissalow", "disalow", "diasllow", "disallaw", "site-map",
+// and "crawldelay", "crawl delay"), and a missing colon is forgiven when the
+// line holds exactly two words ("disallow /"). Other keys are ignored.
+// Only Allow and Disallow lines end the User-agent lines of a group:
+// Sitemap and Crawl-delay, like unknown lines, are "other records" that
+// RFC 9309 section 2.2.4 forbids to end a group (so in "User-agent: a",
+// "Crawl-delay: 1", "User-agent: b", "Disallow: /x", a and b share the
+// group, its Crawl-delay and its rule). A Crawl-delay line counts in the
+// group it stands in; before the first User-agent line, it is ignored.
+func Parse(body []byte) *Robots {
+	if len(body) > maxBody {
+		body = body[:maxBody]
+		body = body[:bytes.LastIndexAny(body, "\r\n")+1]
+	}
+	for _, c := range []byte("\xEF\xBB\xBF") { // a BOM, or what starts one
+		if len(body) == 0 || body[0] != c {
+			break
+		}
+		body = body[1:]
+	}
+	var p parser
+	for len(body) > 0 {
+		line := body
+		body = nil
+		if i := bytes.IndexAny(line, "\r\n"); i >= 0 {
+			line, body = line[:i], line[i+1:]
+		}
+		p.line(line)
+	}
+	return p.finish()
+}
+
+// parser builds a Robots line by line. Until finish, the offsets in rules
+// and agents point into buf.
+type parser struct {
+	buf      []byte
+	rules    []rule
+	groups   []group
+	agents   []member
+	sitemaps []span
+	inAgents bool // the last group line was a User-agent: another one joins its group
+}
+
+type key int
+
+const (
+	unknownKey key = iota
+	userAgentKey
+	allowKey
+	disallowKey
+	crawlDelayKey
+	sitemapKey
+)
+
+// keyOf returns what the key of a line stands for.
+func keyOf(k []byte) key {
+	var b [16]byte
+	if len(k) > len(b) {
+		return unknownKey
+	}
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	switch string(b[:len(k)]) {
+	case "user-agent", "useragent", "user agent":
+		return userAgentKey
+	case "allow":
+		return allowKey
+	case "disallow", "dissallow", "dissalow", "disalow", "diasllow", "disallaw":
+		return disallowKey
+	case "crawl-delay", "crawldelay", "crawl delay":
+		return crawlDelayKey
+	case "sitemap", "site-map":
+		return sitemapKey
+	}
+	return unknownKey
+}
+
+const space = " \t\v\f"
+
+// line parses one line of the file.
+func (p *parser) line(l []byte) {
+	if i := bytes.IndexByte(l, '#'); i >= 0 {
+		l = l[:i]
+	}
+	l = bytes.Trim(l, space)
+	var k, v []byte
+	if i := bytes.IndexByte(l, ':'); i >= 0 {
+		k, v = bytes.TrimRight(l[:i], space), bytes.TrimLeft(l[i+1:], space)
+	} else if i := bytes.IndexAny(l, space); i >= 0 {
+		k, v = l[:i], bytes.TrimLeft(l[i:], space)
+		if bytes.ContainsAny(v, space) {
+			return // more than two words: not a line we can read
+		}
+	}
+	switch keyOf(k) {
+	case userAgentKey:
+		p.userAgent(v)
+	case allowKey:
+		p.rule(v, true)
+	case disallowKey:
+		p.rule(v, false)
+	case crawlDelayKey:
+		if d, ok := parseDelay(v); ok && len(p.groups) > 0 && p.groups[len(p.groups)-1].delay < 0 {
+			p.groups[len(p.groups)-1].delay = d
+		}
+	case sitemapKey:
+		if len(v) > 0 {
+			p.sitemaps = append(p.sitemaps, span{uint32(len(p.buf)), uint32(len(v))})
+			p.buf = append(p.buf, v...)
+		}
+	}
+}
+
+// userAgent reads the value of a User-agent line: "*" (or "*" and more
+// words) names every crawler without a group of its own; otherwise the
+// product token is the leading run of letters, '-' and '_' (so "FooBot/1.2"
+// and "FooBot Images" name FooBot), and a value with none names no crawler.
+func (p *parser) userAgent(v []byte) {
+	if !p.inAgents || len(p.groups) == 0 {
+		n := uint32(len(p.rules))
+		p.groups = append(p.groups, group{lo: n, hi: n, delay: -1})
+		p.inAgents = true
+	}
+	g := uint32(len(p.groups) - 1)
+	n := 0
+	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || strings.IndexByte(space, v[1]) >= 0) {
+		n = 1
+	} else {
+		for n < len(v) && isTokenChar(v[n]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	off := len(p.buf)
+	for _, c := range v[:n] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		p.buf = append(p.buf, c)
+	}
+	p.agents = append(p.agents, member{off: uint32(off), n: uint32(n), group: g})
+}
+
+// isTokenChar reports whether c may be part of a product token (RFC 9309
+// section 2.2.1: letters, '-' and '_').
+func isTokenChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || c == '_'
+}
+
+// rule reads an Allow or Disallow line. Outside any group it is ignored; an
+// empty value matches nothing but still ends the group's User-agent lines.
+func (p *parser) rule(v []byte, allow bool) {
+	if len(p.groups) == 0 {
+		return
+	}
+	p.inAgents = false
+	if len(v) == 0 {
+		return
+	}
+	off := len(p.buf)
+	p.buf = appendNormal(p.buf, v, true)
+	p.rules = append(p.rules, newRule(off, p.buf[off:], allow))
+	p.groups[len(p.groups)-1].hi = uint32(len(p.rules))
+}
+
+// parseDelay reads a Crawl-delay value: a non-negative decimal number of
+// seconds ("10", "0.5", "1e3"). A value too large for a time.Duration is
+// the largest one.
+func parseDelay(v []byte) (time.Duration, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	for _, c := range v {
+		if !('0' <= c && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return 0, false // also keeps out "inf", "nan" and hex floats
+		}
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || !(f >= 0) {
+		return 0, false
+	}
+	if d := f * float64(time.Second); d < math.MaxInt64 {
+		return time.Duration(d), true
+	}
+	return math.MaxInt64, true
+}
+
+// finish sorts each group's rules, drops duplicate rules and product
+// tokens, and copies what is kept into a Robots of exact size.
+func (p *parser) finish() *Robots {
+	r := &Robots{
+		rules:  make([]rule, 0, len(p.rules)),
+		groups: slices.Clone(p.groups),
+	}
+	text := make([]byte, 0, len(p.buf))
+	pat := func(x rule) []byte { return p.buf[x.off : x.off+x.n] }
+	for g := range r.groups {
+		grp := &r.groups[g]
+		rs := p.rules[grp.lo:grp.hi]
+		slices.SortFunc(rs, func(a, b rule) int {
+			if c := cmp.Compare(b.n, a.n); c != 0 {
+				return c
+			}
+			if c := bytes.Compare(pat(a), pat(b)); c != 0 {
+				return c
+			}
+			switch {
+			case a.allow == b.allow:
+				return 0
+			case a.allow:
+				return -1 // Allow first
+			}
+			return 1
+		})
+		grp.lo = uint32(len(r.rules))
+		for i, x := range rs {
+			if i > 0 && bytes.Equal(pat(x), pat(rs[i-1])) {
+				continue // the same pattern: the first, an Allow if any, decides
+			}
+			x.off = uint32(len(text))
+			r.rules = append(r.rules, x)
+			text = append(text, pat(rs[i])...)
+		}
+		grp.hi = uint32(len(r.rules))
+	}
+	r.rules = slices.Clip(r.rules) // duplicates dropped: at most a few unused entries
+
+	token := func(m member) []byte { return p.buf[m.off : m.off+m.n] }
+	slices.SortFunc(p.agents, func(a, b member) int {
+		if c := cmp.Compare(a.n, b.n); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(token(a), token(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.group, b.group)
+	})
+	r.agents = make([]member, 0, len(p.agents))
+	for i, m := range p.agents {
+		switch {
+		case i > 0 && bytes.Equal(token(m), token(p.agents[i-1])):
+			last := r.agents[len(r.agents)-1]
+			if last.group != m.group {
+				r.agents = append(r.agents, member{off: last.off, n: last.n, group: m.group})
+			}
+		default:
+			r.agents = append(r.agents, member{off: uint32(len(text)), n: m.n, group: m.group})
+			text = append(text, token(m)...)
+		}
+	}
+	for _, sm := range p.sitemaps {
+		text = append(text, p.buf[sm.off:sm.off+sm.n]...)
+	}
+	r.text = string(text)
+	if len(p.sitemaps) > 0 {
+		r.sitemaps = make([]string, len(p.sitemaps))
+		end := len(r.text)
+		for i := len(p.sitemaps) - 1; i >= 0; i-- {
+			n := int(p.sitemaps[i].n)
+			r.sitemaps[i] = r.text[end-n : end]
+			end -= n
+		}
+	}
+	return r
+}
+
+// lookup returns the members of r.agents whose token is agent, read
+// without regard to case, or if there are none those whose token is "*".
+func (r *Robots) lookup(agent string) []member {
+	if ms := r.find(agent); len(ms) > 0 {
+		return ms
+	}
+	return r.find("*")
+}
+
+// find returns the members of r.agents whose token is name, read as if in
+// lower case. It does not allocate.
+func (r *Robots) find(name string) []member {
+	lo, hi := 0, len(r.agents)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if r.compare(r.agents[m], name) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	hi = lo
+	for hi < len(r.agents) && r.compare(r.agents[hi], name) == 0 {
+		hi++
+	}
+	return r.agents[lo:hi]
+}
+
+// compare compares the token of m with name, read as if in lower case, in
+// the order of r.agents: by length first, so that most compare no octet.
+func (r *Robots) compare(m member, name string) int {
+	if int(m.n) != len(name) {
+		return cmp.Compare(int(m.n), len(name))
+	}
+	t := r.text[m.off : m.off+m.n]
+	for i := 0; i < len(t); i++ {
+		c := name[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if t[i] != c {
+			return cmp.Compare(t[i], c)
+		}
+	}
+	return 0
+}
+
+// Allowed reports whether the crawler whose product token is agent may
+// fetch uri. agent is matched whole and without regard to case against the
+// product tokens of the file's User-agent lines; if none is agent, the
+// group of "*" applies, and if there is none either, every URI is allowed.
+//
+// uri is the request target an HTTP client sends ("/a/b?c=d"), or a whole
+// URL ("https://example.com/a/b?c=d"), of which the path and query are used
+// (a URL without a scheme, "example.com/a", is read as host and path). A
+// fragment is ignored. Before matching, uri is put in the form the rules
+// are kept in (percent-encoding as RFC 9309 section 2.2.2 says, see the
+// package doc) and the dot segments of its path are removed, so that
+// "/a/../b" is matched as "/b". "/robots.txt" is always allowed.
+//
+// Allowed does not allocate for a uri that is already in that form: one
+// with no '%', '*', '$', octet outside printable ASCII or dot segment, as
+// most URIs net/http sends are.
+func (r *Robots) Allowed(agent, uri string) bool {
+	return r.allowed(agent, uri, nil)
+}
+
+// allowed is Allowed; if steps is not nil, it is increased by the work done
+// in matching (see match).
+func (r *Robots) allowed(agent, uri string, steps *int) bool {
+	path, set := requestPath(uri)
+	if r == nil || path == "/robots.txt" {
+		return true
+	}
+	best, allow := -1, true
+	for _, m := range r.lookup(agent) {
+		g := r.groups[m.group]
+		rules := r.rules[g.lo:g.hi]
+		for i := range rules {
+			x := &rules[i]
+			if int(x.n) < best || int(x.n) == best && (allow || !x.allow) {
+				break // the rules left cannot beat the match already found
+			}
+			if steps != nil {
+				*steps++
+			}
+			lit := int(x.lit)
+			if x.need&^set != 0 || lit > len(path) {
+				continue // the path lacks an octet the rule needs, or is too short
+			}
+			pat := r.text[x.off : x.off+x.n]
+			if lit > 0 && path[lit-1] != pat[lit-1] || path[:lit] != pat[:lit] {
+				continue // the last octet of the prefix is the quickest to tell
+			}
+			if match(pat, path, steps) {
+				best, allow = int(x.n), x.allow
+				break // the rules after it are shorter, or Disallows as long
+			}
+		}
+	}
+	return allow
+}
+
+// CrawlDelay returns the Crawl-delay that the group of agent (chosen as
+// Allowed chooses it) asks for, and whether it asks for one. The value is
+// in seconds, with a fraction if any ("0.5"); one too large for a
+// time.Duration gives the largest, and a negative or malformed one is
+// ignored. If the groups of agent give more than one, the first counts.
+func (r *Robots) CrawlDelay(agent string) (time.Duration, bool) {
+	if r == nil {
+		return 0, false
+	}
+	for _, m := range r.lookup(agent) {
+		if d := r.groups[m.group].delay; d >= 0 {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// Sitemaps returns the values of the file's Sitemap lines, in file order,
+// wherever they stand in it.
+func (r *Robots) Sitemaps() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.sitemaps)
+}
