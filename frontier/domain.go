@@ -86,6 +86,16 @@ func (d *domain) learn(now time.Time, wait time.Duration) {
 	}
 }
 
+// mayCheck reports whether the Transport's answer for d is worth asking
+// at now: d's estimate is not checked, and either its turn is estimated
+// to have come, or no request to d is in flight. While one is, the
+// Transport may not have reserved its turn yet and would answer too soon
+// (a request waits its turn inside RoundTrip, after a robots.txt fetch if
+// it is the domain's first); so the estimate stands until it comes.
+func (d *domain) mayCheck(now time.Time) bool {
+	return !d.checked && (d.held == 0 || !d.readyAt.After(now))
+}
+
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
@@ -93,34 +103,46 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// fifo is a queue of requests. Memory: one pointer per request, and the
-// slack of one slice.
+// fifo is a queue of requests. Memory: one pointer per request queued,
+// in a slice whose capacity stays within four times their number, plus 64.
+// Each resize copies the requests queued, at most once per half as many
+// pushes or pops, so that push and pop cost O(1) amortised.
 type fifo struct {
-	items []*http.Request
+	items []*http.Request // items[head:] are queued
 	head  int
 }
 
 func (q *fifo) len() int { return len(q.items) - q.head }
 
-func (q *fifo) push(r *http.Request) { q.items = append(q.items, r) }
+func (q *fifo) push(r *http.Request) {
+	if len(q.items) == cap(q.items) {
+		q.resize()
+	}
+	q.items = append(q.items, r)
+}
 
 func (q *fifo) pop() *http.Request {
 	r := q.items[q.head]
 	q.items[q.head] = nil
 	q.head++
-	switch {
-	case q.head == len(q.items):
-		q.head = 0
-		q.items = q.items[:0]
+	switch n := q.len(); {
+	case n == 0:
+		q.items, q.head = q.items[:0], 0
 		if cap(q.items) > 64 {
 			q.items = nil
 		}
-	case q.head >= 32 && 2*q.head >= len(q.items):
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
+	case cap(q.items) > 4*n+64:
+		q.resize()
 	}
 	return r
+}
+
+// resize moves the queued requests to a new slice with room for as many
+// again.
+func (q *fifo) resize() {
+	n := q.len()
+	q.items = append(make([]*http.Request, 0, 2*n+8), q.items[q.head:]...)
+	q.head = 0
 }
 
 // heap is a binary min-heap of domains under less; each domain keeps its

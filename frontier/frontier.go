@@ -156,7 +156,7 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 				return nil, io.EOF
 			}
 			w = f.waitLocked(ctx, w, time.Time{})
-		case !d.checked:
+		case d.mayCheck(now):
 			if f.checkLocked(d) {
 				return f.handOutLocked(d), nil
 			}
@@ -361,7 +361,7 @@ func (f *Frontier) notifyLocked(now time.Time) {
 	d := f.pickLocked()
 	switch {
 	case d == nil:
-	case !d.checked || !d.readyAt.After(now):
+	case !d.readyAt.After(now) || d.mayCheck(now):
 		f.wakeLocked(f.untimed())
 	case f.timer == nil:
 		f.wakeLocked(0)

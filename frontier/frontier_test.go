@@ -141,6 +141,26 @@ func TestNextLearnsTurnsFromTheTransport(t *testing.T) {
 	})
 }
 
+// TestNextDoesNotTrustAnAnswerThatMissesAFlight checks that while a
+// request is handed out and not yet sent, its domain's next request waits
+// for the turn the limit says, though the Transport, which has not seen
+// the first one yet, would answer that there is no wait.
+func TestNextDoesNotTrustAnAnswerThatMissesAFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newTransport(t, instant, polite.WithDefault(config.Limit{RequestsPerSecond: 1, Burst: 1}))
+		f := frontier.New(tr)
+		push(t, f, "http://a.test/1", "http://a.test/2")
+		start := time.Now()
+		first, err := f.Next(t.Context())
+		require.NoError(t, err)
+		second, err := f.Next(t.Context()) // first is not sent yet
+		require.NoError(t, err)
+		assert.Equal(t, time.Second, time.Since(start))
+		send(t, tr, first)
+		send(t, tr, second)
+	})
+}
+
 // pool runs workers that take requests from f and send them through
 // client until Next fails, and returns when all have stopped.
 func pool(f *frontier.Frontier, client *http.Client, workers int) {
