@@ -42,7 +42,9 @@ func Example() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		queue.Push(req) // was: queue <- req
+		if err := queue.Push(req); err != nil { // was: queue <- req
+			log.Fatal(err)
+		}
 	}
 	queue.Close() // was: close(queue)
 

@@ -16,36 +16,60 @@ import (
 )
 
 // Frontier holds the requests a pool of workers is to send through a
-// polite.Transport, and hands each free worker the one whose domain can go
-// soonest, so that no worker sleeps in RoundTrip behind one domain while
-// another domain's turn has come. The usual worker pool changes by three
-// lines: make a Frontier instead of a channel, Push instead of send, Next
-// instead of receive (see the example).
+// [polite.Transport], and hands each free worker the one whose domain can
+// go soonest, so that no worker sleeps in RoundTrip behind one domain
+// while another domain's turn has come. The usual worker pool changes by
+// three lines: New instead of make, Push instead of a send, Next instead
+// of a receive (see the example). Requests of one domain go in the order
+// they were pushed.
 //
-// Next learns turns from the Transport it serves (Transport.RemainingWait),
-// so nothing is paced twice and the Transport stays the one that enforces.
-// It never hands a domain more requests at once than its MaxConcurrent,
-// nor more than a fair share of the workers while other domains have work
-// left: the fair share is ceil(W/R), at least 1, where W is the number of
+// Next learns turns from the Transport it serves, so nothing is paced
+// twice and the Transport stays the one that enforces: after handing a
+// domain's request out it estimates the domain's next turn from its
+// limit ([polite.Transport.Limit]), and before handing out the next one it asks
+// [polite.Transport.RemainingWait] once, without holding its lock (with a
+// Redis limiter that is one round trip per request), which covers what the
+// limit alone does not say: jitter, quotas, a server's pause, another
+// process sharing the limiter. While a request to the domain is in flight
+// it does not ask before the estimate comes, since the Transport may not
+// have seen that request yet; so a domain the Transport does not pace
+// (polite.WithLoopbackExempt) is paced by its limit while one of its
+// requests is in flight.
+//
+// Next never hands a domain more requests at once than its MaxConcurrent,
+// nor more than a fair share of the workers while other domains have
+// requests left: the share is ceil(W/R), at least 1, where W is the
 // workers active now (requests handed out whose flight has not ended, and
-// Next calls under way) and R is the number of domains with requests left
-// that MaxConcurrent does not hold back. A domain whose responses hang
-// therefore holds at most its share of the workers, and the others keep
-// going. The share holds even when the other domains' turns are a while
-// off: a worker then waits in Next for them rather than joining the slow
-// domain.
+// Next calls under way) and R the domains with requests left that
+// MaxConcurrent does not hold back. A domain whose responses hang thus
+// holds at most its share, and the others keep going. The share holds even
+// when the other domains' turns are a while off: a worker then waits in
+// Next for them rather than join the slow domain, which can leave a fast
+// domain with fewer workers than it could use.
 //
-// Every request Next returns must be sent through the Transport (an
-// http.Client over it will do) or have its context cancelled: its domain
-// counts it as one of its workers until its flight ends, that is until the
-// Transport refuses it, the send fails, or the response body is closed.
-// A request's redirects and retries count as part of its flight only up to
-// the end of the first one.
+// Every request Next returns (a shallow copy of the one pushed, its
+// context carrying a ticket) must be sent through the Transport, by an
+// http.Client over it or directly, or have its context cancelled: its
+// domain counts it as one of its workers until its flight ends, that is
+// until the Transport refuses it, the send fails, the response body is
+// closed, or its context is done. Redirects and retries of a request count
+// only until the first flight ends.
 //
 // Memory: a pending request costs the Frontier one pointer in its domain's
-// queue, a domain with requests pending or in flight about 200 bytes, and
-// a domain with neither nothing. Next costs O(log D) for D domains with
-// requests pending, plus O(W) at worst when the fair share changes.
+// queue (with at most four times that in slack), a domain with requests
+// pending or in flight about 250 bytes and its name, and a domain with
+// neither nothing. Next costs O(log D) for D domains with requests
+// pending, and at most O(W) more when the fair share changes; it never
+// scans the domains. Measured with BenchmarkNext (one Next, the flight's
+// end and a Push, 100,000 requests pending, on a shared 2-core machine):
+// about 3 µs with 100 domains, 4.5 µs with 10,000.
+//
+// The harness in harness_test.go reproduces issue 15's table (run it with
+// POLITE_HARNESS=1 go test -run TestHarness -v ./frontier/): 1,000 URLs
+// over 40 domains at 2/s with 8 workers and 100 ms responses take 32.5 s
+// with the usual pool over polite and 12.6 s over a Frontier, against an
+// ideal of 12.5 s; 10,000 URLs over 1,000 domains with 32 workers and 50
+// ms responses, 30.1 s and 16.0 s against 15.6 s.
 //
 // A Frontier is safe for concurrent use: any goroutine may Push while
 // others call Next.

@@ -303,6 +303,75 @@ func TestFairShareWithAHangingDomain(t *testing.T) {
 	assert.Equal(t, alone, beside)
 }
 
+// TestMixedLimitsNoWorkerSleepsInRoundTrip runs a pool over domains with
+// assorted limits and latencies, workers pushing more as they go: every
+// request is handed out once, no domain exceeds its MaxConcurrent, and no
+// request waits for its turn inside the Transport: the waits all happen
+// in Next, where a worker can still take another domain's request.
+func TestMixedLimitsNoWorkerSleepsInRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		limits := []config.Limit{
+			{RequestsPerSecond: 2, Burst: 1},
+			{RequestsPerSecond: 5, Burst: 3},
+			{RequestsPerSecond: 10, Burst: 1, MaxConcurrent: 1},
+			{MinDelay: 300 * time.Millisecond},
+			{RequestsPerSecond: 20, Burst: 5, MaxConcurrent: 2},
+			{RequestsPerSecond: 1, Burst: 2, MinDelay: 200 * time.Millisecond},
+		}
+		var opts []polite.Option
+		for i, l := range limits {
+			opts = append(opts, polite.WithDomain(fmt.Sprintf("d%d.test", i), l))
+		}
+		c := newInFlight()
+		tr := newTransport(t, c.base(func(host string) time.Duration {
+			return time.Duration(len(host)*7%5+1) * 40 * time.Millisecond
+		}), opts...)
+		f := frontier.New(tr)
+		const perDomain, found = 12, 3
+		for i := range perDomain * len(limits) {
+			push(t, f, fmt.Sprintf("http://d%d.test/%d", i%len(limits), i))
+		}
+		var (
+			mu         sync.Mutex
+			seen       = map[string]int{}
+			discovered atomic.Int64
+			pending    sync.WaitGroup // found requests not pushed yet
+			workers    sync.WaitGroup
+		)
+		pending.Add(found * len(limits))
+		for range 6 {
+			workers.Go(func() {
+				for req, err := f.Next(t.Context()); err == nil; req, err = f.Next(t.Context()) {
+					mu.Lock()
+					seen[req.URL.String()]++
+					mu.Unlock()
+					if !strings.HasSuffix(req.URL.Path, "/found") && discovered.Add(1) <= found*int64(len(limits)) {
+						push(t, f, req.URL.String()+"/found")
+						pending.Done()
+					}
+					send(t, tr, req)
+				}
+			})
+		}
+		pending.Wait()
+		f.Close()
+		workers.Wait()
+		assert.Len(t, seen, (perDomain+found)*len(limits))
+		for u, n := range seen {
+			assert.Equal(t, 1, n, u)
+		}
+		for i, l := range limits {
+			host := fmt.Sprintf("d%d.test", i)
+			if l.MaxConcurrent > 0 {
+				assert.LessOrEqual(t, c.most[host], l.MaxConcurrent, host)
+			}
+			s, ok := tr.Stats(host)
+			require.True(t, ok)
+			assert.Zero(t, s.DelayedRequests, "%s: requests waited in RoundTrip", host)
+		}
+	})
+}
+
 func TestCloseDrainsThenEOF(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newTransport(t, instant, polite.WithDefault(config.Limit{RequestsPerSecond: 1, Burst: 1}))
