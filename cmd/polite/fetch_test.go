@@ -171,7 +171,7 @@ func TestFetchPaces(t *testing.T) {
 	assert.GreaterOrEqual(t, o.took, 900*time.Millisecond)
 	got := parseStats(t, o.stdout)["127.0.0.1"]
 	assert.Equal(t, int64(6), got.TotalRequests)
-	assert.GreaterOrEqual(t, got.DelayedRequests, int64(4))
+	assert.LessOrEqual(t, got.DelayedRequests, int64(1), "workers wait for turns in the frontier, not in RoundTrip")
 }
 
 // TestFetchConfig checks that a config file's domain entry applies and
@@ -189,7 +189,6 @@ func TestFetchConfig(t *testing.T) {
 	assert.GreaterOrEqual(t, o.took, 450*time.Millisecond, "two gaps of 250ms")
 	got := parseStats(t, o.stdout)["127.0.0.1"]
 	assert.Equal(t, int64(3), got.TotalRequests)
-	assert.GreaterOrEqual(t, got.DelayedRequests, int64(1))
 }
 
 func TestFetchFailures(t *testing.T) {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFetchHangingDomainDoesNotStarveOthers is issue 13's case: beside a
+// domain whose responses hang until -timeout, a fast domain's 40 URLs take
+// about as long as alone, because the hanging domain holds at most its
+// share of the workers (2 of 4) while the fast one has URLs left. Without
+// the share every worker would be hanging within 0.4 s, and the fast
+// domain would wait for the timeout.
+func TestFetchHangingDomainDoesNotStarveOthers(t *testing.T) {
+	const timeout = 6 * time.Second
+	fast := newSite(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.2:0") // another domain key on this machine
+	if err != nil {
+		t.Skipf("SKIPPED: cannot listen on 127.0.0.2 for a second domain: %v", err)
+	}
+	hanging := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // until the client gives up
+	}))
+	hanging.Listener.Close()
+	hanging.Listener = ln
+	hanging.Start()
+	defer hanging.Close()
+
+	fetch := func(withHanging bool) (span time.Duration, o outcome) {
+		args := []string{"fetch", "-rate", "10", "-burst", "1", "-concurrency", "4", "-timeout", timeout.String()}
+		for i := range 40 {
+			if withHanging && i < 4 {
+				args = append(args, fmt.Sprintf("%s/hang/%d", hanging.URL, i))
+			}
+			args = append(args, fmt.Sprintf("%s/fast/%d", fast.URL, i))
+		}
+		before := len(fast.arrivalTimes())
+		o = runPolite(t, "", args...)
+		arrivals := fast.arrivalTimes()[before:]
+		require.Len(t, arrivals, 40, "stderr: %s", o.stderr)
+		return arrivals[len(arrivals)-1].Sub(arrivals[0]), o
+	}
+	alone, o := fetch(false)
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	beside, o := fetch(true)
+	t.Logf("a fast domain's 40 URLs at 10/s with 4 workers: %v alone, %v beside a domain whose responses hang until the %v timeout (the whole run: %v)",
+		alone.Round(time.Millisecond), beside.Round(time.Millisecond), timeout, o.took.Round(time.Millisecond))
+	assert.Equal(t, exitFailed, o.code, "the hanging URLs time out")
+	assert.Contains(t, o.stderr, "40 got a response, 4 failed")
+	assert.GreaterOrEqual(t, beside, 3900*time.Millisecond, "paced at 10/s")
+	assert.Less(t, beside, timeout, "the fast domain never waited for a hanging response to time out")
+}
+
+// TestFetchInterruptedFailsWhatIsLeft checks that when the context ends,
+// the URLs no worker took yet are reported as failed, not lost.
+func TestFetchInterruptedFailsWhatIsLeft(t *testing.T) {
+	s := newSite(t, nil)
+	args := []string{"fetch", "-rate", "2", "-burst", "1"}
+	for i := range 6 {
+		args = append(args, fmt.Sprintf("%s/%d", s.URL, i))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr})
+	assert.Equal(t, exitFailed, code, "stderr: %s", stderr.String())
+	assert.Len(t, s.requests(), 1, "one turn came before the end")
+	assert.Contains(t, stderr.String(), "6 URLs in")
+	assert.Contains(t, stderr.String(), "1 got a response, 5 failed")
+	assert.Equal(t, 5, strings.Count(stderr.String(), "context deadline exceeded"), "stderr: %s", stderr.String())
+}
+
+func TestRecentKeys(t *testing.T) {
+	var r recentKeys
+	for i := range maxRecent + 4 {
+		key := fmt.Sprintf("d%d.test", i)
+		r.add(key)
+		r.add(key)
+		r.taken(key)
+	}
+	r.taken("d5.test") // again: to the front
+	r.done("d5.test")
+	got := r.list()
+	require.Len(t, got, maxRecent, "at most maxRecent keys")
+	assert.Equal(t, "d5.test", got[0], "most recent first")
+	assert.Equal(t, fmt.Sprintf("d%d.test", maxRecent+3), got[1])
+	r.done("d5.test")
+	assert.False(t, slices.Contains(r.list(), "d5.test"), "a key with nothing left is not listed")
+	assert.NotContains(t, r.left, "d5.test", "nor kept")
+}

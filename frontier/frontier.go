@@ -1,0 +1,428 @@
+// Package frontier hands a worker pool's requests out in the order their
+// domains' turns come under a polite.Transport.
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/internal/ticket"
+)
+
+// Frontier holds the requests a pool of workers is to send through a
+// [polite.Transport], and hands each free worker the one whose domain can
+// go soonest, so that no worker sleeps in RoundTrip behind one domain
+// while another domain's turn has come. The usual worker pool changes by
+// three lines: New instead of make, Push instead of a send, Next instead
+// of a receive (see the example). Requests of one domain go in the order
+// they were pushed.
+//
+// Next learns turns from the Transport it serves, so nothing is paced
+// twice and the Transport stays the one that enforces: after handing a
+// domain's request out it estimates the domain's next turn from its
+// limit ([polite.Transport.Limit]), and before handing out the next one it asks
+// [polite.Transport.RemainingWait] once, without holding its lock (with a
+// Redis limiter that is one round trip per request), which covers what the
+// limit alone does not say: jitter, quotas, a server's pause, another
+// process sharing the limiter. While a request to the domain is in flight
+// it does not ask before the estimate comes, since the Transport may not
+// have seen that request yet; so a domain the Transport does not pace
+// (polite.WithLoopbackExempt) is paced by its limit while one of its
+// requests is in flight.
+//
+// Next never hands a domain more requests at once than its MaxConcurrent,
+// nor more than a fair share of the workers while other domains have
+// requests left: the share is ceil(W/R), at least 1, where W is the
+// workers active now (requests handed out whose flight has not ended, and
+// Next calls under way) and R the domains with requests left that
+// MaxConcurrent does not hold back. A domain whose responses hang thus
+// holds at most its share, and the others keep going. The share holds even
+// when the other domains' turns are a while off: a worker then waits in
+// Next for them rather than join the slow domain, which can leave a fast
+// domain with fewer workers than it could use.
+//
+// Every request Next returns (a shallow copy of the one pushed, its
+// context carrying a ticket) must be sent through the Transport, by an
+// http.Client over it or directly, or have its context cancelled: its
+// domain counts it as one of its workers until its flight ends, that is
+// until the Transport refuses it, the send fails, the response body is
+// closed, or its context is done. Redirects and retries of a request count
+// only until the first flight ends.
+//
+// Memory: a pending request costs the Frontier one pointer in its domain's
+// queue (with at most four times that in slack), a domain with requests
+// pending or in flight about 250 bytes and its name, and a domain with
+// neither nothing. Next costs O(log D) for D domains with requests
+// pending, and at most O(W) more when the fair share changes; it never
+// scans the domains. Measured with BenchmarkNext (one Next, the flight's
+// end and a Push, 100,000 requests pending, on a shared 2-core machine):
+// about 2.6 µs with 100 domains and 3.3 µs with 10,000, of which Push's
+// key function and the Transport's RemainingWait take about half.
+//
+// The harness in harness_test.go reproduces issue 15's table (run it with
+// POLITE_HARNESS=1 go test -run TestHarness -v ./frontier/): 1,000 URLs
+// over 40 domains at 2/s with 8 workers and 100 ms responses take 32.5 s
+// with the usual pool over polite and 12.6 s over a Frontier, against an
+// ideal of 12.5 s; 10,000 URLs over 1,000 domains with 32 workers and 50
+// ms responses, 30.1 s and 16.0 s against 15.6 s.
+//
+// A Frontier is safe for concurrent use: any goroutine may Push while
+// others call Next.
+type Frontier struct {
+	t *polite.Transport
+
+	mu       sync.Mutex
+	domains  map[string]*domain // with requests pending or in flight
+	ready    heap               // pending, under MaxConcurrent: by readyAt
+	over     heap               // pending, set aside at or over the share: by held
+	checking int                // domains out of both heaps while Next asks their wait
+	pending  int                // requests pushed and not handed out
+	held     int                // requests handed out whose flight has not ended
+	nexting  int                // Next calls under way
+	waiting  []*waiter          // Next calls blocked, in arrival order
+	timer    *waiter            // the waiter timing the soonest turn, if any
+	timerAt  time.Time          // when that turn comes
+	seq      uint64             // order of entry into ready, for ties
+	closed   bool
+}
+
+// New returns an empty Frontier that hands requests out for t.
+func New(t *polite.Transport) *Frontier {
+	f := &Frontier{t: t, domains: make(map[string]*domain)}
+	f.ready.less = func(a, b *domain) bool {
+		if !a.readyAt.Equal(b.readyAt) {
+			return a.readyAt.Before(b.readyAt)
+		}
+		return a.seq < b.seq
+	}
+	f.over.less = func(a, b *domain) bool { return a.held < b.held }
+	return f
+}
+
+// closedError is what Push returns after Close. It matches net.ErrClosed,
+// as a listener's Accept does after Close.
+type closedError struct{}
+
+func (closedError) Error() string        { return "frontier: push after Close" }
+func (closedError) Is(target error) bool { return target == net.ErrClosed }
+
+// Push adds req to the requests to hand out. It may be called in any
+// order and at any time before Close, concurrently with Next. It fails if
+// the Transport cannot key req, and after Close (with an error that
+// matches net.ErrClosed).
+func (f *Frontier) Push(req *http.Request) error {
+	key, err := f.t.Key(req)
+	if err != nil {
+		return fmt.Errorf("frontier: %w", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return closedError{}
+	}
+	d, ok := f.domains[key]
+	if !ok {
+		d = newDomain(key, f.t.Limit(key), time.Now())
+		f.domains[key] = d
+	}
+	d.queue.push(req)
+	f.pending++
+	if d.where == nowhere {
+		f.placeLocked(d)
+		f.notifyLocked(time.Now())
+	}
+	return nil
+}
+
+// Close says that nothing more will be pushed. Next then hands out what is
+// left, in turn, and returns io.EOF once nothing is.
+func (f *Frontier) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.notifyLocked(time.Now())
+}
+
+// Len returns how many pushed requests have not been handed out.
+func (f *Frontier) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pending
+}
+
+// Next returns the request whose domain can go soonest, within the limits
+// the Frontier doc describes, blocking until its turn comes, or until one
+// is pushed. It returns io.EOF once Close was called and nothing is left,
+// and ctx's error when ctx ends first. The request returned carries its
+// context's values and must be sent or cancelled (see Frontier).
+func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nexting++
+	defer func() { f.nexting-- }()
+	var w *waiter
+	for {
+		if err := ctx.Err(); err != nil {
+			f.notifyLocked(time.Now()) // pass on a wake-up this call may have taken
+			return nil, err
+		}
+		now := time.Now()
+		d := f.pickLocked()
+		switch {
+		case d == nil:
+			if f.closed && f.pending == 0 {
+				f.notifyLocked(now)
+				return nil, io.EOF
+			}
+			w = f.waitLocked(ctx, w, time.Time{})
+		case d.mayCheck(now):
+			if f.checkLocked(d) {
+				return f.handOutLocked(d), nil
+			}
+		case d.readyAt.After(now):
+			w = f.waitLocked(ctx, w, d.readyAt)
+		default:
+			return f.handOutLocked(d), nil
+		}
+	}
+}
+
+// shareLocked returns the most workers a domain may hold while others have
+// work left.
+func (f *Frontier) shareLocked() int {
+	domains := f.ready.len() + f.over.len() + f.checking
+	if domains == 0 {
+		return 1
+	}
+	workers := f.held + f.nexting
+	return max(1, (workers+domains-1)/domains)
+}
+
+// pickLocked returns the domain in ready whose turn comes first among
+// those under the fair share, or nil. Domains at or over the share that
+// come first are set aside in over until they are under it again. While a
+// Next call is under way, some domain with work left is under the share
+// (the held requests of R domains number fewer than W), so pickLocked
+// returns nil only when that domain is being checked or ready is empty.
+func (f *Frontier) pickLocked() *domain {
+	share := f.shareLocked()
+	for f.over.len() > 0 && f.over.items[0].held < share {
+		d := f.over.pop()
+		f.enterReadyLocked(d)
+	}
+	for f.ready.len() > 0 {
+		d := f.ready.items[0]
+		if d.held < share {
+			return d
+		}
+		f.ready.pop()
+		d.where = inOver
+		f.over.push(d)
+	}
+	return nil
+}
+
+// checkLocked asks the Transport how long d, which pickLocked returned,
+// would wait now, without holding the lock (with a shared limiter that is
+// a round trip), and files the answer. It reports whether d can be handed
+// out now.
+func (f *Frontier) checkLocked(d *domain) bool {
+	f.ready.remove(d)
+	d.where = beingChecked
+	f.checking++
+	f.notifyLocked(time.Now()) // the next domain in line need not wait for this answer
+	f.mu.Unlock()
+	wait := f.t.RemainingWait(d.key)
+	f.mu.Lock()
+	now := time.Now()
+	f.checking--
+	d.where = nowhere
+	d.learn(now, wait)
+	f.placeLocked(d)
+	if wait > 0 || d.where != inReady || d.held >= f.shareLocked() {
+		f.notifyLocked(now)
+		return false
+	}
+	return true
+}
+
+// handOutLocked takes d's next request and returns it carrying a ticket
+// that ends d's hold on a worker when the request's flight ends, or when
+// its context is done.
+func (f *Frontier) handOutLocked(d *domain) *http.Request {
+	now := time.Now()
+	req := d.queue.pop()
+	f.pending--
+	d.held++
+	f.held++
+	d.advance(now)
+	f.placeLocked(d)
+	fl := &flight{f: f, d: d}
+	tk := ticket.New(fl.end)
+	ctx := req.Context()
+	fl.stop = context.AfterFunc(ctx, tk.Done) // fl.end waits for f.mu, so it sees stop
+	f.notifyLocked(now)
+	return req.WithContext(ticket.With(ctx, tk))
+}
+
+// flight is a request handed out, until its ticket ends.
+type flight struct {
+	f    *Frontier
+	d    *domain
+	stop func() bool
+}
+
+func (fl *flight) end() {
+	f, d := fl.f, fl.d
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fl.stop()
+	d.held--
+	f.held--
+	switch d.where {
+	case parked, nowhere:
+		f.placeLocked(d)
+	case inOver:
+		f.over.fix(d)
+	}
+	f.notifyLocked(time.Now())
+}
+
+// placeLocked files d, which is in neither heap, where its state says:
+// forgotten with nothing pending or in flight, parked at its
+// MaxConcurrent, else ready.
+func (f *Frontier) placeLocked(d *domain) {
+	switch {
+	case d.queue.len() == 0:
+		if d.where == inReady {
+			f.ready.remove(d)
+		}
+		d.where = nowhere
+		if d.held == 0 {
+			delete(f.domains, d.key)
+		}
+	case d.maxConcurrent > 0 && d.held >= d.maxConcurrent:
+		if d.where == inReady {
+			f.ready.remove(d)
+		}
+		d.where = parked
+	case d.where == inReady:
+		f.ready.fix(d)
+	default:
+		f.enterReadyLocked(d)
+	}
+}
+
+func (f *Frontier) enterReadyLocked(d *domain) {
+	f.seq++
+	d.seq = f.seq
+	d.where = inReady
+	f.ready.push(d)
+}
+
+// waiter is a Next call blocked until something may have changed.
+type waiter struct{ wake chan struct{} }
+
+// waitLocked blocks until notifyLocked wakes w, until (if not zero), or
+// ctx's end, whichever comes first. Of the calls waiting for a turn, only
+// the one waiting for the soonest keeps a timer. It returns w (made if
+// nil) for the next wait.
+func (f *Frontier) waitLocked(ctx context.Context, w *waiter, until time.Time) *waiter {
+	if w == nil {
+		w = &waiter{wake: make(chan struct{}, 1)}
+	}
+	f.waiting = append(f.waiting, w)
+	var fire <-chan time.Time
+	if !until.IsZero() && (f.timer == nil || until.Before(f.timerAt)) {
+		f.timer, f.timerAt = w, until
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		fire = t.C
+	}
+	f.mu.Unlock()
+	select {
+	case <-w.wake:
+	case <-fire:
+	case <-ctx.Done():
+	}
+	f.mu.Lock()
+	if f.timer == w {
+		f.timer = nil
+	}
+	for i, x := range f.waiting {
+		if x == w {
+			f.waiting = append(f.waiting[:i], f.waiting[i+1:]...)
+			break
+		}
+	}
+	select {
+	case <-w.wake: // a wake-up that came with the timer or ctx: spent
+	default:
+	}
+	return w
+}
+
+// notifyLocked wakes a waiting Next call if something it could act on has
+// changed: all of them once nothing is left after Close; one when a
+// domain can be handed out or checked now; the timing one (or one, to
+// time it) when the soonest turn comes sooner than it is timed for.
+func (f *Frontier) notifyLocked(now time.Time) {
+	if len(f.waiting) == 0 {
+		return
+	}
+	if f.closed && f.pending == 0 {
+		for _, w := range f.waiting {
+			w.wake <- struct{}{}
+		}
+		f.waiting = f.waiting[:0]
+		return
+	}
+	d := f.pickLocked()
+	switch {
+	case d == nil:
+	case !d.readyAt.After(now) || d.mayCheck(now):
+		f.wakeLocked(f.untimed())
+	case f.timer == nil:
+		f.wakeLocked(0)
+	case d.readyAt.Before(f.timerAt):
+		f.wakeLocked(f.index(f.timer))
+	}
+}
+
+// untimed returns the index of a waiter that keeps no timer, or 0.
+func (f *Frontier) untimed() int {
+	for i, w := range f.waiting {
+		if w != f.timer {
+			return i
+		}
+	}
+	return 0
+}
+
+func (f *Frontier) index(w *waiter) int {
+	for i, x := range f.waiting {
+		if x == w {
+			return i
+		}
+	}
+	return 0
+}
+
+// wakeLocked wakes the i-th waiter and takes it off the list.
+func (f *Frontier) wakeLocked(i int) {
+	w := f.waiting[i]
+	f.waiting = append(f.waiting[:i], f.waiting[i+1:]...)
+	if f.timer == w {
+		f.timer = nil
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
