@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/readmap"
 	"github.com/polite-go/polite/internal/record"
 	"github.com/polite-go/polite/limiter"
 )
@@ -53,7 +54,7 @@ func (d *domain) release() { d.pending.Add(-1) }
 // It holds at most maxDomains domains: past that, a sweep forgets the
 // least recently used ones that have no request pending.
 type domainTable struct {
-	m          domainMap
+	m          readmap.Map[*domain]
 	count      atomic.Int64
 	maxDomains int
 	sweeping   sync.Mutex
@@ -98,18 +99,17 @@ func (d *domain) tryAcquire() bool {
 
 func (tab *domainTable) load(key string) (*domain, bool) { return tab.m.Load(key) }
 
-func (tab *domainTable) all() []*domain { return tab.m.Values() }
-
-// forget removes d from the table if it is still there.
-func (tab *domainTable) forget(d *domain) {
-	if tab.m.CompareAndDelete(d.key, d) {
-		tab.count.Add(-1)
-	}
+func (tab *domainTable) all() []*domain {
+	var out []*domain
+	tab.m.Range(func(_ string, d *domain) bool {
+		out = append(out, d)
+		return true
+	})
+	return out
 }
 
 // sweep forgets the least recently used idle domains until a quarter of
-// the table is free. Only one sweep runs at a
-// time; others skip.
+// the table is free. Only one sweep runs at a time; others skip.
 func (tab *domainTable) sweep() {
 	if !tab.sweeping.TryLock() {
 		return
@@ -120,6 +120,7 @@ func (tab *domainTable) sweep() {
 		return cmp.Compare(a.lastUsed.Load(), b.lastUsed.Load())
 	})
 	excess := len(domains) - tab.maxDomains*3/4
+	forgotten := map[*domain]bool{}
 	for _, d := range domains {
 		if excess <= 0 {
 			break
@@ -132,9 +133,11 @@ func (tab *domainTable) sweep() {
 			d.evicted.Store(false)
 			continue
 		}
-		tab.forget(d)
+		forgotten[d] = true
 		excess--
 	}
+	tab.m.DeleteFunc(func(_ string, d *domain) bool { return forgotten[d] })
+	tab.count.Add(-int64(len(forgotten)))
 }
 
 // isLoopback reports whether key names a loopback host.

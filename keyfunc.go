@@ -6,11 +6,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/polite-go/polite/internal/readmap"
 )
 
 // KeyFunc names the domain a request is paced under. Requests with the same
@@ -63,7 +64,7 @@ var domainKeys, hostKeys keyCache
 // keyCache remembers the keys of at most maxCachedHosts hosts: it forgets
 // them all when it is full. Lookups take no lock.
 type keyCache struct {
-	m sync.Map // host -> key
+	m readmap.Map[string] // host -> key
 	n atomic.Int64
 }
 
@@ -74,17 +75,17 @@ func (c *keyCache) key(host string, keyOf func(string) (string, error)) (string,
 		return "", nil
 	}
 	if key, ok := c.m.Load(host); ok {
-		return key.(string), nil
+		return key, nil
 	}
 	key, err := keyOf(host)
 	if err != nil {
 		return "", err
 	}
 	if c.n.Add(1) > maxCachedHosts {
-		c.m.Clear()
+		c.m.DeleteFunc(func(string, string) bool { return true })
 		c.n.Store(0)
 	}
-	c.m.Store(host, key)
+	c.m.LoadOrStore(host, key)
 	return key, nil
 }
 

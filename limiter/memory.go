@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
+	"github.com/polite-go/polite/internal/readmap"
 )
 
 // Memory is a Limiter that keeps every key's state in this process,
@@ -25,7 +26,7 @@ import (
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
 	epoch   time.Time
-	keys    sync.Map // string -> *lockedState
+	keys    readmap.Map[*lockedState]
 	count   atomic.Int64
 	sweepAt atomic.Int64
 	sweep   sync.Mutex
@@ -154,17 +155,16 @@ func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 // it.
 func (m *Memory) lockState(key string, now int64) *lockedState {
 	for {
-		v, ok := m.keys.Load(key)
+		s, ok := m.keys.Load(key)
 		if !ok {
 			fresh := &lockedState{keyState: *newKeyState(), owner: m}
 			fresh.gen = m.gens.Add(1)
-			if v, ok = m.keys.LoadOrStore(key, fresh); !ok {
+			if s, ok = m.keys.LoadOrStore(key, fresh); !ok {
 				if m.count.Add(1) >= m.sweepAt.Load() {
 					m.sweepQuiet(now)
 				}
 			}
 		}
-		s := v.(*lockedState)
 		s.mu.Lock()
 		if !s.dropped {
 			return s
@@ -177,11 +177,10 @@ func (m *Memory) lockState(key string, now int64) *lockedState {
 // has none.
 func (m *Memory) lockExisting(key string) *lockedState {
 	for {
-		v, ok := m.keys.Load(key)
+		s, ok := m.keys.Load(key)
 		if !ok {
 			return nil
 		}
-		s := v.(*lockedState)
 		s.mu.Lock()
 		if !s.dropped {
 			return s
@@ -198,17 +197,16 @@ func (m *Memory) sweepQuiet(now int64) {
 		return
 	}
 	defer m.sweep.Unlock()
-	m.keys.Range(func(key, v any) bool {
-		s := v.(*lockedState)
+	m.keys.DeleteFunc(func(_ string, s *lockedState) bool {
 		if !s.mu.TryLock() {
-			return true
+			return false
 		}
-		if s.quietAt <= now {
-			s.dropped = true
-			m.keys.CompareAndDelete(key, s)
-			m.count.Add(-1)
+		defer s.mu.Unlock()
+		if s.quietAt > now {
+			return false
 		}
-		s.mu.Unlock()
+		s.dropped = true
+		m.count.Add(-1)
 		return true
 	})
 	m.sweepAt.Store(max(minSweep, 2*m.count.Load()))

@@ -63,11 +63,10 @@ func (m *Memory) WriteTo(w io.Writer) (int64, error) {
 	now := time.Now()
 	n := m.nanos(now)
 	out := savedState{Format: stateFormat, Version: stateVersion, SavedAt: now.UTC(), Keys: map[string]savedKey{}}
-	m.keys.Range(func(key, v any) bool {
-		s := v.(*lockedState)
+	m.keys.Range(func(key string, s *lockedState) bool {
 		s.mu.Lock()
 		if !s.dropped && s.quietAt > n {
-			out.Keys[key.(string)] = m.save(&s.keyState)
+			out.Keys[key] = m.save(&s.keyState)
 		}
 		s.mu.Unlock()
 		return true
