@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFetchStateSurvivesSIGKILL kills polite fetch -state mid-crawl with
+// SIGKILL and starts it again on the same file: the site sees the same
+// pace across the restart. Domain a (127.0.0.1) goes at 1 request per 10
+// s; domain b (127.0.0.2) answers its first request with a 429 and
+// Retry-After: 12. The process dies 6.5 s in, after its state was written
+// at 5 s; the restarted one must still wait for a's turn and b's pause.
+func TestFetchStateSurvivesSIGKILL(t *testing.T) {
+	var mu sync.Mutex
+	arrivals := map[string]time.Time{}
+	site := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrivals[r.URL.Path] = time.Now()
+		mu.Unlock()
+		if r.URL.Path == "/b/1" {
+			w.Header().Set("Retry-After", "12")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	site.Listener = ln
+	site.Start()
+	defer site.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	url := func(host, path string) string { return fmt.Sprintf("http://%s:%d%s", host, port, path) }
+	state := filepath.Join(t.TempDir(), "state.json")
+	flags := []string{"fetch", "-state", state, "-rate", "0.1", "-burst", "1", "-timeout", "0", "-json"}
+
+	first := exec.Command(binary, append(flags, url("127.0.0.1", "/a/1"), url("127.0.0.1", "/a/2"),
+		url("127.0.0.2", "/b/1"), url("127.0.0.2", "/b/2"))...)
+	var stderr strings.Builder
+	first.Stderr = &stderr
+	require.NoError(t, first.Start())
+	time.Sleep(6500 * time.Millisecond)
+	require.NoError(t, first.Process.Kill()) // SIGKILL: no chance to write the state again
+	_ = first.Wait()
+	mu.Lock()
+	require.Contains(t, arrivals, "/a/1", "stderr: %s", stderr.String())
+	require.Contains(t, arrivals, "/b/1")
+	require.NotContains(t, arrivals, "/a/2", "a's second turn comes at 10 s")
+	mu.Unlock()
+
+	o := runPolite(t, "", append(flags, url("127.0.0.1", "/a/3"), url("127.0.0.2", "/b/3"))...)
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("after the restart: a's next request %v after its first, b's %v after its 429",
+		arrivals["/a/3"].Sub(arrivals["/a/1"]).Round(time.Millisecond), arrivals["/b/3"].Sub(arrivals["/b/1"]).Round(time.Millisecond))
+	assert.GreaterOrEqual(t, arrivals["/a/3"].Sub(arrivals["/a/1"]), 9500*time.Millisecond, "a's pace held across the restart")
+	assert.GreaterOrEqual(t, arrivals["/b/3"].Sub(arrivals["/b/1"]), 11500*time.Millisecond, "b's pause held across the restart")
+}
