@@ -103,11 +103,14 @@ func runDemo(ctx context.Context, args []string, e env) int {
 	}
 	fmt.Fprintf(e.stdout, `
 %d pages in %s, %d failed. In the table:
-  REQUESTS   requests sent; DELAYED  how many waited for their turn (more than 10ms)
+  REQUESTS   requests sent; DELAYED  how many waited in the Transport for their
+             turn (more than 10ms): few, as the workers take URLs from a frontier
+             that hands out a domain's next URL when its turn comes
   AVG WAIT   the average wait of a delayed request
   THROTTLED  429 and 503 answers; PAUSED  how long the domain was paused at the
              server's request (Retry-After): no request to it went meanwhile
-  Slow domains never held up fast ones: each waits on its own.
+  Slow domains never held up fast ones: a free worker takes the URL whose
+  domain can go soonest.
 Next: polite fetch -h, and the config file in the README.
 `, len(targets), elapsed.Round(100*time.Millisecond), failed)
 	if failed > 0 {
