@@ -190,7 +190,7 @@ func TestFileRoundTrip(t *testing.T) {
 				"example.com": {
 					RequestsPerSecond: 12.5, Burst: 7, MinDelay: time.Second + 1, Jitter: 2 * time.Millisecond,
 					MaxConcurrent: 4, Quotas: []config.Quota{{Requests: 30, Window: time.Hour}, {Requests: 100, Window: 24 * time.Hour}},
-					Adaptive: true,
+					Adaptive: true, TargetConcurrency: 2.5,
 				},
 				"localhost":         {Disabled: true},
 				"xn--mnchen-3ya.de": {MinDelay: 2562047 * time.Hour},

@@ -21,6 +21,7 @@ type limitJSON struct {
 	Quotas            []quotaJSON `json:"quotas,omitempty"`
 	Disabled          bool        `json:"disabled,omitempty"`
 	Adaptive          bool        `json:"adaptive,omitempty"`
+	TargetConcurrency float64     `json:"target_concurrency,omitempty"`
 }
 
 type quotaJSON struct {
@@ -38,6 +39,7 @@ func (l Limit) MarshalJSON() ([]byte, error) {
 		MaxConcurrent:     l.MaxConcurrent,
 		Disabled:          l.Disabled,
 		Adaptive:          l.Adaptive,
+		TargetConcurrency: l.TargetConcurrency,
 	}
 	for _, q := range l.Quotas {
 		out.Quotas = append(out.Quotas, quotaJSON{Requests: q.Requests, Window: q.Window.String()})
@@ -67,6 +69,7 @@ func (l *Limit) UnmarshalJSON(data []byte) error {
 		MaxConcurrent:     in.MaxConcurrent,
 		Disabled:          in.Disabled,
 		Adaptive:          in.Adaptive,
+		TargetConcurrency: in.TargetConcurrency,
 	}
 	var err error
 	if out.MinDelay, err = parseDuration("min_delay", in.MinDelay); err != nil {

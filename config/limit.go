@@ -34,6 +34,10 @@ type Limit struct {
 	Disabled bool
 	// Adaptive lets the delay follow the server's latency (AutoThrottle).
 	Adaptive bool
+	// TargetConcurrency is how many requests adaptive pacing aims to keep
+	// in flight at the server: the gap tends to its latency divided by
+	// TargetConcurrency. 0 means 1, Scrapy AutoThrottle's default.
+	TargetConcurrency float64
 }
 
 // Quota allows at most Requests requests in any window of length Window.
@@ -81,6 +85,8 @@ func (l Limit) Validate(domain string) error {
 		return bad("min_delay", "must not be negative, got %v", l.MinDelay)
 	case l.Jitter < 0:
 		return bad("jitter", "must not be negative, got %v", l.Jitter)
+	case l.TargetConcurrency < 0 || math.IsNaN(l.TargetConcurrency) || math.IsInf(l.TargetConcurrency, 0):
+		return bad("target_concurrency", "must be a positive number, got %v", l.TargetConcurrency)
 	case l.MaxConcurrent < 0:
 		return bad("max_concurrent", "must not be negative, got %d", l.MaxConcurrent)
 	case !l.Disabled && l.RequestsPerSecond == 0 && l.MinDelay == 0:

@@ -58,6 +58,7 @@ func TestLimitValidateRejects(t *testing.T) {
 		{"negative min_delay", with(func(l *config.Limit) { l.MinDelay = -time.Second }), "min_delay"},
 		{"negative jitter", with(func(l *config.Limit) { l.Jitter = -time.Nanosecond }), "jitter"},
 		{"negative max_concurrent", with(func(l *config.Limit) { l.MaxConcurrent = -1 }), "max_concurrent"},
+		{"negative target_concurrency", with(func(l *config.Limit) { l.TargetConcurrency = -1 }), "target_concurrency"},
 		{"quota of zero requests", with(func(l *config.Limit) {
 			l.Quotas = []config.Quota{{Requests: 0, Window: time.Hour}}
 		}), "quotas[0].requests"},

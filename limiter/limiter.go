@@ -65,7 +65,7 @@ type Rule struct {
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {
 	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter,
-		Quotas: l.Quotas, Adaptive: l.Adaptive}
+		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency}
 }
 
 // Request asks for a turn, or about one, for one key. A Limiter only
