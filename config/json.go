@@ -155,10 +155,17 @@ func jsonKind(k reflect.Kind) string {
 	return k.String()
 }
 
-var (
-	limitFields = []string{"requests_per_second", "burst_capacity", "min_delay", "jitter", "max_concurrent", "quotas", "disabled", "adaptive"}
-	quotaFields = []string{"requests", "window"}
-)
+// The JSON names of a limit's and a quota's fields, as their tags say.
+var limitFields, quotaFields = jsonNames(limitJSON{}), jsonNames(quotaJSON{})
+
+func jsonNames(v any) []string {
+	t := reflect.TypeOf(v)
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
+}
 
 // checkFieldNames rejects field names that encoding/json would match only
 // case-insensitively, such as "Burst_Capacity", in a limit and its quotas.
