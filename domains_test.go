@@ -115,7 +115,7 @@ func TestDomainConfigDuplicates(t *testing.T) {
 		{"münchen.de", "xn--mnchen-3ya.de"},
 	} {
 		t.Run(names[1], func(t *testing.T) {
-			f := &config.File{Default: config.DefaultLimit, Domains: map[string]config.Limit{names[0]: everySecond, names[1]: everyHour}}
+			f := &config.File{Default: everySecond, Domains: map[string]config.Limit{names[0]: everySecond, names[1]: everyHour}}
 			require.NoError(t, f.Validate())
 
 			_, err := polite.NewTransport(nil, polite.WithConfig(f))

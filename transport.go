@@ -60,7 +60,7 @@ type Transport struct {
 
 // NewTransport returns a Transport that sends requests through base
 // (http.DefaultTransport when nil), paced as opts say. Every domain is
-// paced by config.DefaultLimit unless an option says otherwise. An invalid
+// paced at 1 request a second, burst 1, unless an option says otherwise. An invalid
 // limit is an error naming the domain and the field (a *config.FieldError).
 func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	o := defaultOptions()
@@ -110,7 +110,7 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.
 	for _, e := range entries {
 		name, l := e.name, e.limit
 		if name == "" {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: config.ErrEmptyDomain}
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: errors.New("domain name is empty")}
 		}
 		if err := l.Validate(name); err != nil {
 			return nil, err

@@ -23,17 +23,18 @@ import (
 // A variable that is unset or empty keeps base's value. The prefix is
 // followed by "_" unless it is empty or already ends with one. The result
 // is validated: a value that cannot be read, or that makes the limit
-// invalid, is an *EnvError naming the variable.
+// invalid, is an error naming the variable and what it holds.
 //
-//	def, err := config.LimitFromEnv("APP", config.DefaultLimit) // APP_RATE_LIMIT=3 APP_RATE_BURST=5
+//	base := config.Limit{RequestsPerSecond: 1, Burst: 1}
+//	def, err := config.LimitFromEnv("APP", base) // APP_RATE_LIMIT=3 APP_RATE_BURST=5
 func LimitFromEnv(prefix string, base Limit) (Limit, error) {
-	return LimitFromLookup(prefix, base, os.LookupEnv)
+	return limitFromLookup(prefix, base, os.LookupEnv)
 }
 
-// LimitFromLookup is LimitFromEnv reading the variables through lookup,
+// limitFromLookup is LimitFromEnv reading the variables through lookup,
 // which returns a variable's value and whether it is set, as os.LookupEnv
 // does.
-func LimitFromLookup(prefix string, base Limit, lookup func(name string) (string, bool)) (Limit, error) {
+func limitFromLookup(prefix string, base Limit, lookup func(name string) (string, bool)) (Limit, error) {
 	if prefix != "" && !strings.HasSuffix(prefix, "_") {
 		prefix += "_"
 	}
@@ -48,7 +49,7 @@ func LimitFromLookup(prefix string, base Limit, lookup func(name string) (string
 			continue
 		}
 		if err := v.set(&l, value); err != nil {
-			return Limit{}, &EnvError{Var: name, Value: raw, Err: err}
+			return Limit{}, envError(name, raw, err)
 		}
 	}
 	if err := l.Validate("environment"); err != nil {
@@ -56,7 +57,7 @@ func LimitFromLookup(prefix string, base Limit, lookup func(name string) (string
 		if errors.As(err, &fe) {
 			for _, v := range envVars {
 				if v.field == fe.Field {
-					return Limit{}, &EnvError{Var: prefix + v.suffix, Value: values[v.field], Err: fe.Err}
+					return Limit{}, envError(prefix+v.suffix, values[v.field], fe.Err)
 				}
 			}
 		}
@@ -65,25 +66,13 @@ func LimitFromLookup(prefix string, base Limit, lookup func(name string) (string
 	return l, nil
 }
 
-// EnvError says which environment variable makes a limit unusable.
-// An EnvError is not modified after it is returned.
-type EnvError struct {
-	// Var is the variable's name, such as "APP_RATE_BURST".
-	Var string
-	// Value is what it holds; empty when it is not set.
-	Value string
-	// Err says what is wrong.
-	Err error
-}
-
-func (e *EnvError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("config: %s (not set): %v", e.Var, e.Err)
+// envError is the error of variable name, which holds value, for err.
+func envError(name, value string, err error) error {
+	if value == "" {
+		return fmt.Errorf("config: %s (not set): %w", name, err)
 	}
-	return fmt.Sprintf("config: %s=%q: %v", e.Var, e.Value, e.Err)
+	return fmt.Errorf("config: %s=%q: %w", name, value, err)
 }
-
-func (e *EnvError) Unwrap() error { return e.Err }
 
 // envVar is one variable LimitFromEnv reads: its name after the prefix,
 // the JSON name of the field it sets, and how it sets it.

@@ -1,16 +1,14 @@
-package config_test
+package config
 
 import (
-	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/polite-go/polite/config"
 )
 
 // env is a set of environment variables, read as os.LookupEnv reads them.
@@ -21,28 +19,28 @@ func (e env) lookup(name string) (string, bool) {
 	return v, ok
 }
 
-func TestLimitFromLookup(t *testing.T) {
-	base := config.Limit{RequestsPerSecond: 1, Burst: 1, MaxConcurrent: 4, Quotas: []config.Quota{{Requests: 100, Window: time.Hour}}}
+func TestLimitFromEnvVariables(t *testing.T) {
+	base := Limit{RequestsPerSecond: 1, Burst: 1, MaxConcurrent: 4, Quotas: []Quota{{Requests: 100, Window: time.Hour}}}
 	tests := []struct {
 		name    string
 		prefix  string
 		env     env
-		want    config.Limit
+		want    Limit
 		wantVar string // the variable the error names
 		wantErr string // the whole message, when LimitFromLookup writes it all
 		wantPre string // how the message starts, when Validate says why
 	}{
 		{name: "seed 004", prefix: "APP", env: env{"APP_RATE_LIMIT": "3", "APP_RATE_BURST": "5"},
-			want: config.Limit{RequestsPerSecond: 3, Burst: 5, MaxConcurrent: 4, Quotas: base.Quotas}},
+			want: Limit{RequestsPerSecond: 3, Burst: 5, MaxConcurrent: 4, Quotas: base.Quotas}},
 		{name: "nothing set keeps base", prefix: "APP", env: env{"OTHER_RATE_LIMIT": "9"}, want: base},
 		{name: "empty is unset", prefix: "APP", env: env{"APP_RATE_LIMIT": "", "APP_MIN_DELAY": "  "}, want: base},
 		{name: "every variable", prefix: "CRAWLER_", env: env{"CRAWLER_RATE_LIMIT": " 0.5 ", "CRAWLER_RATE_BURST": "2",
 			"CRAWLER_MIN_DELAY": "1.5s", "CRAWLER_JITTER": "250ms", "CRAWLER_MAX_CONCURRENT": "0"},
-			want: config.Limit{RequestsPerSecond: 0.5, Burst: 2, MinDelay: 1500 * time.Millisecond, Jitter: 250 * time.Millisecond, Quotas: base.Quotas}},
+			want: Limit{RequestsPerSecond: 0.5, Burst: 2, MinDelay: 1500 * time.Millisecond, Jitter: 250 * time.Millisecond, Quotas: base.Quotas}},
 		{name: "no prefix", prefix: "", env: env{"RATE_LIMIT": "7", "RATE_BURST": "7"},
-			want: config.Limit{RequestsPerSecond: 7, Burst: 7, MaxConcurrent: 4, Quotas: base.Quotas}},
+			want: Limit{RequestsPerSecond: 7, Burst: 7, MaxConcurrent: 4, Quotas: base.Quotas}},
 		{name: "min delay alone", prefix: "APP", env: env{"APP_RATE_LIMIT": "0", "APP_RATE_BURST": "0", "APP_MIN_DELAY": "2s"},
-			want: config.Limit{MinDelay: 2 * time.Second, MaxConcurrent: 4, Quotas: base.Quotas}},
+			want: Limit{MinDelay: 2 * time.Second, MaxConcurrent: 4, Quotas: base.Quotas}},
 
 		{name: "rate not a number", prefix: "APP", env: env{"APP_RATE_LIMIT": "fast"},
 			wantVar: "APP_RATE_LIMIT", wantErr: `config: APP_RATE_LIMIT="fast": not a number such as 3 or 0.5`},
@@ -63,15 +61,14 @@ func TestLimitFromLookup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := config.LimitFromLookup(tt.prefix, base, tt.env.lookup)
+			got, err := limitFromLookup(tt.prefix, base, tt.env.lookup)
 			if tt.wantVar == "" {
 				require.NoError(t, err)
 				assert.Equal(t, tt.want, got)
 				return
 			}
-			var envErr *config.EnvError
-			require.ErrorAs(t, err, &envErr)
-			assert.Equal(t, tt.wantVar, envErr.Var)
+			require.Error(t, err)
+			assert.True(t, strings.HasPrefix(err.Error(), "config: "+tt.wantVar), err.Error())
 			assert.Zero(t, got)
 			if tt.wantErr != "" {
 				assert.EqualError(t, err, tt.wantErr)
@@ -81,18 +78,16 @@ func TestLimitFromLookup(t *testing.T) {
 	}
 }
 
-func TestLimitFromLookupNamesUnsetVariable(t *testing.T) {
-	_, err := config.LimitFromLookup("APP", config.Limit{}, env{}.lookup)
-	var envErr *config.EnvError
-	require.ErrorAs(t, err, &envErr)
-	assert.Equal(t, "APP_RATE_LIMIT", envErr.Var)
+func TestLimitFromEnvNamesUnsetVariable(t *testing.T) {
+	_, err := limitFromLookup("APP", Limit{}, env{}.lookup)
+	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "config: APP_RATE_LIMIT (not set): "), err.Error())
 }
 
-func TestLimitFromLookupKeepsQuotaErrors(t *testing.T) {
-	base := config.Limit{RequestsPerSecond: 1, Burst: 1, Quotas: []config.Quota{{Requests: 0, Window: time.Hour}}}
-	_, err := config.LimitFromLookup("APP", base, env{}.lookup)
-	var fe *config.FieldError
+func TestLimitFromEnvKeepsQuotaErrors(t *testing.T) {
+	base := Limit{RequestsPerSecond: 1, Burst: 1, Quotas: []Quota{{Requests: 0, Window: time.Hour}}}
+	_, err := limitFromLookup("APP", base, env{}.lookup)
+	var fe *FieldError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "quotas[0].requests", fe.Field)
 }
@@ -100,26 +95,24 @@ func TestLimitFromLookupKeepsQuotaErrors(t *testing.T) {
 func TestLimitFromEnv(t *testing.T) {
 	t.Setenv("POLITE_TEST_RATE_LIMIT", "3")
 	t.Setenv("POLITE_TEST_RATE_BURST", "5")
-	got, err := config.LimitFromEnv("POLITE_TEST", config.DefaultLimit)
+	got, err := LimitFromEnv("POLITE_TEST", defaultLimit)
 	require.NoError(t, err)
-	assert.Equal(t, config.Limit{RequestsPerSecond: 3, Burst: 5}, got)
+	assert.Equal(t, Limit{RequestsPerSecond: 3, Burst: 5}, got)
 }
 
-func FuzzLimitFromLookup(f *testing.F) {
+func FuzzLimitFromEnv(f *testing.F) {
 	f.Add("3", "5", "", "", "")
 	f.Add("0.5", "1", "1.5s", "250ms", "2")
 	f.Add("NaN", "-1", "2", "-1s", "x")
 	f.Add("1e309", "99999999999999999999", "9999999h", "", "0")
 	f.Fuzz(func(t *testing.T, rate, burst, minDelay, jitter, maxConcurrent string) {
 		vars := env{"F_RATE_LIMIT": rate, "F_RATE_BURST": burst, "F_MIN_DELAY": minDelay, "F_JITTER": jitter, "F_MAX_CONCURRENT": maxConcurrent}
-		got, err := config.LimitFromLookup("F", config.DefaultLimit, vars.lookup)
+		got, err := limitFromLookup("F", defaultLimit, vars.lookup)
 		if err != nil {
-			var envErr *config.EnvError
-			if !errors.As(err, &envErr) {
-				t.Fatalf("error %v is not an *EnvError", err)
-			}
-			if _, ok := vars[envErr.Var]; !ok {
-				t.Fatalf("error names %q, which is not one of the variables", envErr.Var)
+			field, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "config: "), ":")
+			name, _, _ := strings.Cut(strings.TrimSuffix(field, " (not set)"), "=")
+			if _, ok := vars[name]; !ok {
+				t.Fatalf("error %v names no variable", err)
 			}
 			return
 		}
@@ -129,26 +122,20 @@ func FuzzLimitFromLookup(f *testing.F) {
 	})
 }
 
-func ExampleLimitFromLookup() {
-	// As os.LookupEnv would find APP_RATE_LIMIT=3 and APP_RATE_BURST=5.
-	vars := map[string]string{"APP_RATE_LIMIT": "3", "APP_RATE_BURST": "5"}
-	l, err := config.LimitFromLookup("APP", config.DefaultLimit, func(name string) (string, bool) {
-		v, ok := vars[name]
-		return v, ok
-	})
+func ExampleLimitFromEnv() {
+	os.Setenv("EXAMPLE_RATE_LIMIT", "3")
+	os.Setenv("EXAMPLE_RATE_BURST", "5")
+	l, err := LimitFromEnv("EXAMPLE", Limit{RequestsPerSecond: 1, Burst: 1})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Println(l.RequestsPerSecond, l.Burst)
 
-	vars["APP_RATE_BURST"] = "lots"
-	_, err = config.LimitFromLookup("APP", config.DefaultLimit, func(name string) (string, bool) {
-		v, ok := vars[name]
-		return v, ok
-	})
+	os.Setenv("EXAMPLE_RATE_BURST", "lots")
+	_, err = LimitFromEnv("EXAMPLE", Limit{RequestsPerSecond: 1, Burst: 1})
 	fmt.Println(err)
 	// Output:
 	// 3 5
-	// config: APP_RATE_BURST="lots": not a whole number such as 5
+	// config: EXAMPLE_RATE_BURST="lots": not a whole number such as 5
 }

@@ -25,7 +25,7 @@ import (
 type File struct {
 	// Version is the file format's version, "1.0".
 	Version string
-	// Default paces every domain not in Domains; DefaultLimit when the
+	// Default paces every domain not in Domains; 1 request a second, burst 1, when the
 	// file has no default_config.
 	Default Limit
 	// Domains maps a domain, as the key function names it, to its limit.
@@ -106,7 +106,7 @@ func Parse(data []byte) (*File, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("config: unexpected data after the JSON object")
 	}
-	f := &File{Version: raw.Version, Default: DefaultLimit}
+	f := &File{Version: raw.Version, Default: defaultLimit}
 	if raw.Default != nil {
 		if err := decodeLimit("default_config", *raw.Default, &f.Default); err != nil {
 			return nil, err
@@ -167,7 +167,7 @@ func (f *File) Validate() error {
 	}
 	for _, domain := range sortedKeys(f.Domains) {
 		if domain == "" {
-			return &FieldError{Domain: domain, Field: "domains", Err: ErrEmptyDomain}
+			return &FieldError{Domain: domain, Field: "domains", Err: errEmptyDomain}
 		}
 		if err := f.Domains[domain].Validate(domain); err != nil {
 			return err

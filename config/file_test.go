@@ -69,7 +69,7 @@ func TestParseDefaultAbsent(t *testing.T) {
 		t.Run(in, func(t *testing.T) {
 			f, err := config.Parse([]byte(in))
 			require.NoError(t, err)
-			assert.Equal(t, config.DefaultLimit, f.Default)
+			assert.Equal(t, config.Limit{RequestsPerSecond: 1, Burst: 1}, f.Default)
 		})
 	}
 }
@@ -127,9 +127,9 @@ func TestParseFieldErrors(t *testing.T) {
 	}
 }
 
-func TestParseEmptyDomainIsErrEmptyDomain(t *testing.T) {
+func TestParseEmptyDomainIsAnError(t *testing.T) {
 	_, err := config.Parse([]byte(`{"domains": {"": {"min_delay": "1s"}}}`))
-	assert.ErrorIs(t, err, config.ErrEmptyDomain)
+	assert.ErrorContains(t, err, "domain name is empty")
 }
 
 func TestParseReportsDomainsInOrder(t *testing.T) {
@@ -181,7 +181,7 @@ func TestParseAllowsTrailingSpace(t *testing.T) {
 
 func TestFileRoundTrip(t *testing.T) {
 	files := []*config.File{
-		{Default: config.DefaultLimit},
+		{Default: config.Limit{RequestsPerSecond: 1, Burst: 1}},
 		{Version: "1.0", Default: config.Limit{MinDelay: 3 * time.Second}},
 		{
 			Version: "1.0",
@@ -209,7 +209,7 @@ func TestFileRoundTrip(t *testing.T) {
 func TestFileMarshalNames(t *testing.T) {
 	data, err := json.Marshal(config.File{
 		Version: "1.0",
-		Default: config.DefaultLimit,
+		Default: config.Limit{RequestsPerSecond: 1, Burst: 1},
 		Domains: map[string]config.Limit{"a.com": {
 			RequestsPerSecond: 2, Burst: 3, MinDelay: 1500 * time.Millisecond, Jitter: time.Second,
 			MaxConcurrent: 1, Quotas: []config.Quota{{Requests: 30, Window: time.Hour}}, Disabled: true, Adaptive: true,

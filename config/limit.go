@@ -12,7 +12,8 @@ import (
 // bucket holding Burst tokens), by MinDelay, or both; the other rules add to
 // those. A request goes when every rule of its domain allows it.
 //
-// The zero Limit is invalid; DefaultLimit is the conservative default.
+// The zero Limit is invalid; where a limit is left out, polite paces at 1
+// request a second, burst 1.
 // A Limit is a plain value: copies are independent, and one that no one
 // changes may be read from any number of goroutines.
 type Limit struct {
@@ -40,16 +41,13 @@ type Limit struct {
 	TargetConcurrency float64
 }
 
-// Quota allows at most Requests requests in any window of length Window.
+// Quota allows at most Requests requests (up to 1,000,000) in any window of
+// length Window.
 // A Quota is a plain value, safe to copy and to read concurrently.
 type Quota struct {
 	Requests int
 	Window   time.Duration
 }
-
-// DefaultLimit is the pace of a domain that nothing else configures: one
-// request per second, no burst.
-var DefaultLimit = Limit{RequestsPerSecond: 1, Burst: 1}
 
 // FieldError says which field of which domain's limit is wrong.
 // A FieldError is not modified after it is returned.
@@ -97,8 +95,8 @@ func (l Limit) Validate(domain string) error {
 		switch {
 		case q.Requests < 1:
 			return bad(field+".requests", "must be at least 1, got %d", q.Requests)
-		case q.Requests > MaxQuotaRequests:
-			return bad(field+".requests", "must be at most %d, got %d", MaxQuotaRequests, q.Requests)
+		case q.Requests > maxQuotaRequests:
+			return bad(field+".requests", "must be at most %d, got %d", maxQuotaRequests, q.Requests)
 		case q.Window <= 0:
 			return bad(field+".window", "must be positive, got %v", q.Window)
 		}
@@ -106,10 +104,12 @@ func (l Limit) Validate(domain string) error {
 	return nil
 }
 
-// MaxQuotaRequests is the largest quota allowed. A quota remembers the
-// start of each request in its window, 8 bytes each, so the largest costs
-// 8 MB per domain.
-const MaxQuotaRequests = 1_000_000
+// maxQuotaRequests is the largest quota allowed, which Quota's doc states.
+// A quota remembers the start of each request in its window, 8 bytes
+// each, so the largest costs 8 MB per domain.
+const maxQuotaRequests = 1_000_000
 
-// ErrEmptyDomain is the error for a domain entry whose name is empty.
-var ErrEmptyDomain = errors.New("domain name is empty")
+// defaultLimit is File.Default when the file gives none.
+var defaultLimit = Limit{RequestsPerSecond: 1, Burst: 1}
+
+var errEmptyDomain = errors.New("domain name is empty")

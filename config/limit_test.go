@@ -17,7 +17,7 @@ func TestLimitValidateAccepts(t *testing.T) {
 		name  string
 		limit config.Limit
 	}{
-		{"default", config.DefaultLimit},
+		{"default", config.Limit{RequestsPerSecond: 1, Burst: 1}},
 		{"rate and burst", config.Limit{RequestsPerSecond: 2.5, Burst: 3}},
 		{"min_delay alone", config.Limit{MinDelay: time.Second}},
 		{"every rule", config.Limit{

@@ -31,10 +31,10 @@ func TestParseFieldNamesAreCaseExact(t *testing.T) {
 }
 
 func TestQuotaSizeIsCapped(t *testing.T) {
-	l := config.Limit{RequestsPerSecond: 1, Burst: 1, Quotas: []config.Quota{{Requests: config.MaxQuotaRequests + 1, Window: 1}}}
+	l := config.Limit{RequestsPerSecond: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1_000_000 + 1, Window: 1}}}
 	var fe *config.FieldError
 	require.True(t, errors.As(l.Validate("a.com"), &fe))
 	assert.Equal(t, "quotas[0].requests", fe.Field)
-	l.Quotas[0].Requests = config.MaxQuotaRequests
+	l.Quotas[0].Requests = 1_000_000
 	assert.NoError(t, l.Validate("a.com"))
 }

@@ -131,7 +131,7 @@ func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]po
 	if f.robots != "" {
 		opts = append(opts, polite.WithRobots(f.robots))
 	}
-	def := config.DefaultLimit
+	def := config.Limit{RequestsPerSecond: 1, Burst: 1}
 	if f.config != "" {
 		file, err := load(f.config)
 		if err != nil {

@@ -30,7 +30,7 @@ func Example() {
 	}
 	defer l.Close()
 
-	def, err := config.LimitFromEnv("APP", config.DefaultLimit)
+	def, err := config.LimitFromEnv("APP", config.Limit{RequestsPerSecond: 1, Burst: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
