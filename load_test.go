@@ -7,7 +7,9 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +75,41 @@ func TestLoadLateWakeupsKeepTheGaps(t *testing.T) {
 	// sees also carries the scheduling delay between a start and the base
 	// transport's call, which a loaded machine stretches, hence the margin.
 	assert.Zero(t, short, "gaps under half the limit")
+}
+
+// TestSlowKeyFunctionDoesNotBackdateTheTurn: a key function that takes
+// 200 ms (for a host it meets the first time) is on the way to the turn,
+// not part of it. At 5/s, a request sent 10 ms after the slow one went still
+// reaches the server 200 ms after it.
+func TestSlowKeyFunctionDoesNotBackdateTheTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var sent []time.Time
+		base := baseFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			sent = append(sent, time.Now())
+			mu.Unlock()
+			return answer(req, http.StatusOK), nil
+		})
+		var calls atomic.Int32
+		slowKey := func(req *http.Request) (string, error) {
+			if calls.Add(1) == 1 {
+				time.Sleep(200 * time.Millisecond)
+			}
+			return polite.DomainKey(req)
+		}
+		tr := newTransport(t, base, polite.WithKeyFunc(slowKey), polite.WithDefault(config.Limit{RequestsPerSecond: 5, Burst: 1}))
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * 210 * time.Millisecond)
+				assert.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/"))
+			})
+		}
+		wg.Wait()
+		require.Len(t, sent, 2)
+		for i := 1; i < len(sent); i++ {
+			assert.GreaterOrEqual(t, sent[i].Sub(sent[i-1]), 200*time.Millisecond, "gap %d", i)
+		}
+	})
 }
