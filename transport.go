@@ -25,20 +25,28 @@ import (
 //	t, err := polite.NewTransport(http.DefaultTransport, polite.WithDefault(config.Limit{RequestsPerSecond: 2, Burst: 1}))
 //	client := &http.Client{Transport: t, Timeout: time.Minute}
 //
-// Each request is keyed by its URL (DomainKey by default), waits for its
-// domain's turn under the domain's config.Limit, is sent through the base
-// transport, and is counted in the domain's stats. A request waits using
-// its context, so a cancelled context or an http.Client.Timeout ends the
-// wait at once; a wait that cannot end before the context's deadline fails
-// at once with a *WaitError. Nothing is sent for a failed wait, and its
-// turn is given back. Responses are returned as they are, whatever their
-// status; redirects and retries come through RoundTrip again and are each
-// paced against their own domain.
+// A request flows one way. It is keyed by its URL (DomainKey by default);
+// with WithRobots, its host's robots.txt decides whether it may go; it
+// takes a place under its domain's MaxConcurrent; it waits for its turn,
+// which the limiter (a limiter.Memory by default; see WithLimiter) decides
+// under the domain's config.Limit and what its server asked for; it is
+// sent through the base transport; the limiter takes in what the response
+// says (Retry-After, RateLimit headers, a 429 or 503, the latency for
+// adaptive pacing); and the domain's place and stats count it in flight
+// until its response body is closed.
 //
-// Memory is bounded: the Transport tracks at most WithMaxDomains domains
-// (DefaultMaxDomains by default), forgetting the least recently used idle
-// ones, stats included, when more come; the default limiter.Memory forgets
-// a domain's pace once it has fully recovered.
+// A request waits using its context, so a cancelled context or an
+// http.Client.Timeout ends the wait at once; a wait that cannot end before
+// the context's deadline fails at once with a *WaitError, which callers
+// see as a timeout. Nothing is sent for a failed wait, and its turn is
+// given back. Responses are returned as they are, whatever their status;
+// redirects and retries come through RoundTrip again and are each paced
+// against their own domain.
+//
+// Memory is bounded: the Transport tracks at most WithMaxDomains domains,
+// forgetting the least recently used idle ones, stats included, when more
+// come; a limiter.Memory forgets a domain's pace once it has fully
+// recovered.
 //
 // A Transport is safe for concurrent use by many goroutines. It holds no
 // lock while a request waits, so a slow domain never stalls another.
@@ -60,8 +68,9 @@ type Transport struct {
 
 // NewTransport returns a Transport that sends requests through base
 // (http.DefaultTransport when nil), paced as opts say. Every domain is
-// paced at 1 request a second, burst 1, unless an option says otherwise. An invalid
-// limit is an error naming the domain and the field (a *config.FieldError).
+// paced at 1 request a second, burst 1, unless an option says otherwise.
+// An invalid limit is an error naming the domain and the field (a
+// *config.FieldError).
 func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
