@@ -5,7 +5,6 @@ go 1.25.0
 require (
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/stretchr/testify v1.12.1
-	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.56.0
 )
 

@@ -170,22 +170,38 @@ func WithMaxPause(d time.Duration) Option {
 	return func(o *options) { o.maxPause = d }
 }
 
-// WithRobots makes the Transport obey robots.txt (RFC 9309) as the crawler
-// whose user-agent token is agent (such as "mybot"). Each host's robots.txt
-// (per scheme, host and port) is fetched before the host's first request,
-// paced like any request to its domain and counted in its stats;
-// concurrent first requests share one fetch. It is kept 24 hours, as RFC
-// 9309 asks, for at most 1,000 hosts.
+// WithRobots makes the Transport obey robots.txt as the crawler whose
+// user-agent token is agent (such as "mybot"). Files are read and matched
+// as RFC 9309 says, by package [github.com/polite-go/polite/robots], whose
+// doc lists where it differs from Google's parser; the dot segments of a
+// URL's path ("/a/../b") are removed before matching. Each host's
+// robots.txt (per scheme, host and port) is fetched before the host's
+// first request, paced like any request to its domain and counted in its
+// stats; concurrent first requests share one fetch. It is kept 24 hours,
+// as RFC 9309 asks.
 //
 // A request to a path the file disallows fails with an error wrapping
 // ErrDisallowed and is never sent. A 4xx answer (but 429), or more than 5
-// redirects, means there are no rules. A 5xx or 429 answer, or no answer,
-// disallows the whole host for a minute, after which the file is fetched
-// again; if an earlier copy of the file is known, it is used instead. The
-// Crawl-delay of the agent's group (or of "*") becomes the least gap
-// between two requests to the domain: never shorter than its configured
-// pace, at most WithMaxCrawlDelay. When the hosts of one domain disagree,
-// the longest Crawl-delay applies.
+// redirects, means there are no rules. A 5xx or 429 answer, no answer, or
+// an answer not read within 10 seconds disallows the whole host for a
+// minute, after which the file is fetched again; if an earlier copy of the
+// file is known, it is used instead. The 10 seconds count from the fetch's
+// send to the end of the file, redirects included, but not its waits for
+// its turns. A fetch goes on when the requests waiting for it give up
+// (each with its own *WaitError), for the next ones to use. The Crawl-delay
+// of the agent's group (or of "*") becomes the least gap between two
+// requests to the domain: never shorter than its configured pace, at most
+// WithMaxCrawlDelay. When the hosts of one domain disagree, the longest
+// Crawl-delay applies.
+//
+// At most the first 500 KiB of a file is read. The files kept are counted
+// at 1 KiB per host plus 4 bytes per byte of file (which bounds what a
+// parsed file holds), within 16 MiB in all: past that, expired files and
+// then the least recently used are forgotten, and fetched again when
+// needed. A check costs at worst the number of rules times the length of
+// the URL, never more: about a microsecond for a 100-byte URL against 50
+// wildcard rules, and about 0.3 ms for the worst 240-byte URL against 500
+// KiB of wildcard rules.
 func WithRobots(agent string) Option {
 	return func(o *options) { o.robots.on, o.robots.agent = true, agent }
 }

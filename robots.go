@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,9 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/temoto/robotstxt"
-
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/robots"
 )
 
 // robotsTTL is how long a host's robots.txt is kept before it is fetched
@@ -27,14 +25,24 @@ const robotsTTL = 24 * time.Hour
 const defaultMaxCrawlDelay = 30 * time.Second
 
 // robotsRetry is how long a robots.txt that could not be fetched (a 5xx or
-// 429 answer, or no answer) stands before it is fetched again. In that
-// time its host is wholly disallowed, as RFC 9309 asks, unless an earlier
-// copy of the file is known: then that copy is used.
+// 429 answer, no answer, or not within robotsFetchTimeout) stands before it
+// is fetched again. In that time its host is wholly disallowed, as RFC 9309
+// asks, unless an earlier copy of the file is known: then that copy is used.
 const robotsRetry = time.Minute
 
-// maxRobotsHosts caps the hosts whose robots.txt rules a Transport keeps;
-// past it, expired entries and then the least recently used are forgotten.
-const maxRobotsHosts = 1000
+// robotsFetchTimeout is how long a robots.txt fetch may take in all, from
+// the send of its first request to the end of the file's body, its
+// redirects included; the waits for its turns under the pacing do not
+// count. Past it, the file is unreachable.
+const robotsFetchTimeout = 10 * time.Second
+
+// robotsBudget is how many bytes the robots.txt cache may count; past it,
+// expired entries and then the least recently used are forgotten.
+const robotsBudget = 16 << 20
+
+// robotsEntrySize is what the cache counts for a host besides its file's
+// rules: the entry, its key, and the fixed part of a parsed file.
+const robotsEntrySize = 1 << 10
 
 const (
 	maxRobotsSize      = 500 << 10 // RFC 9309 asks to parse at least 500 KiB
@@ -59,17 +67,19 @@ func (o robotsOptions) check() error {
 }
 
 // robotsCache fetches, keeps and applies the robots.txt of each host
-// (scheme, host, port). mu guards hosts and every entry and fetch in it.
+// (scheme, host and port), within a byte budget. mu guards hosts, used and
+// every entry in hosts.
 type robotsCache struct {
 	t             *Transport
-	client        *http.Client
 	agent         string
 	ttl           time.Duration
+	timeout       time.Duration // robotsFetchTimeout
 	maxCrawlDelay time.Duration
-	maxHosts      int
+	budget        int64 // robotsBudget
 
 	mu    sync.Mutex
 	hosts map[string]*robotsEntry
+	used  int64 // the sum of the entries' sizes
 }
 
 type robotsEntry struct {
@@ -77,52 +87,43 @@ type robotsEntry struct {
 	expires  time.Time    // when rules must be fetched again
 	lastUsed time.Time
 	fetch    *robotsFetch // the fetch in flight, if any
+	size     int64        // what the entry counts in robotsCache.used
 }
 
-// robotsFetch is one fetch of a robots.txt that concurrent requests share.
-// It is cancelled when every request waiting for it has given up.
+// robotsFetch is one fetch of a robots.txt, shared by every request that
+// waits for it. Its waiters may give up; it goes on for the next ones, for
+// at most robotsFetchTimeout once sent.
 type robotsFetch struct {
-	done    chan struct{} // closed when rules and err are set
-	waiters int
-	cancel  context.CancelFunc
-	rules   *robotsRules
-	err     error
+	done  chan struct{} // closed when rules and err are set
+	rules *robotsRules
+	err   error
 }
 
-// robotsRules is what one robots.txt says to the agent. It does not change
-// once made.
+// robotsRules is what one robots.txt says. It does not change once made.
 type robotsRules struct {
-	group       *robotstxt.Group // the agent's group; nil allows every path
-	unreachable string           // why the file could not be fetched; if set, every path is disallowed
-	crawlDelay  time.Duration
+	file        *robots.Robots // nil allows every path
+	unreachable string         // why the file could not be fetched; if set, every path is disallowed
+	crawlDelay  time.Duration  // the agent's, capped
+	size        int64          // the bytes file holds at most: 4 per byte of body parsed
 }
 
-func (r *robotsRules) allows(path string) bool {
-	return r.unreachable == "" && (r.group == nil || r.group.Test(path))
+func (r *robotsRules) allows(agent, uri string) bool {
+	return r.unreachable == "" && r.file.Allowed(agent, uri)
 }
 
 func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
 	if !o.on {
 		return nil
 	}
-	c := &robotsCache{
+	return &robotsCache{
 		t:             t,
 		agent:         strings.TrimSpace(o.agent),
 		ttl:           robotsTTL,
+		timeout:       robotsFetchTimeout,
 		maxCrawlDelay: o.maxCrawlDelay,
-		maxHosts:      maxRobotsHosts,
+		budget:        robotsBudget,
 		hosts:         make(map[string]*robotsEntry),
 	}
-	c.client = &http.Client{
-		Transport: pacer{t},
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if len(via) > maxRobotsRedirects {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
-	}
-	return c
 }
 
 // check returns an error wrapping ErrDisallowed if the robots.txt of req's
@@ -133,8 +134,8 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil
 	}
-	path := u.RequestURI()
-	if path == "/robots.txt" {
+	uri := u.RequestURI()
+	if uri == "/robots.txt" {
 		return nil
 	}
 	host := robotsKey(u)
@@ -148,7 +149,7 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 			c.t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
 		}
 	}
-	if rules.allows(robotsPath(path)) {
+	if rules.allows(c.agent, uri) {
 		return nil
 	}
 	if rules.unreachable != "" {
@@ -158,17 +159,16 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 }
 
 // rules returns the robots.txt rules of req's host, whose robotsKey is
-// key, waiting for a fetch when they are not known or have expired.
+// key, waiting for a fetch when they are not known or have expired. A
+// request that gives up waiting leaves the fetch to the others.
 func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, d *domain) (*robotsRules, error) {
 	now := c.t.clock.now()
 	c.mu.Lock()
 	e, ok := c.hosts[key]
 	if !ok {
-		if len(c.hosts) >= c.maxHosts {
-			c.sweepLocked(now)
-		}
-		e = &robotsEntry{}
+		e = &robotsEntry{size: robotsEntrySize}
 		c.hosts[key] = e
+		c.used += e.size
 	}
 	e.lastUsed = now
 	if e.rules != nil && now.Before(e.expires) {
@@ -178,9 +178,11 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 	}
 	f := e.fetch
 	if f == nil {
-		f = c.startLocked(e, req)
+		f = &robotsFetch{done: make(chan struct{})}
+		e.fetch = f
+		go c.run(f, e, key, req.URL.Scheme+"://"+req.URL.Host+"/robots.txt", req.Header.Get("User-Agent"))
 	}
-	f.waiters++
+	c.trimLocked(now)
 	c.mu.Unlock()
 
 	select {
@@ -190,48 +192,35 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 		}
 		return f.rules, nil
 	case <-ctx.Done():
-		c.mu.Lock()
-		f.waiters--
-		if f.waiters == 0 && e.fetch == f {
-			e.fetch = nil
-			f.cancel()
-		}
-		c.mu.Unlock()
 		d.stats.Canceled()
 		return nil, &WaitError{Domain: d.key, RetryAt: c.t.clock.now(), Err: ctx.Err()}
 	}
 }
 
-// startLocked starts fetching the robots.txt of req's host for e.
-func (c *robotsCache) startLocked(e *robotsEntry, req *http.Request) *robotsFetch {
-	ctx, cancel := context.WithCancel(context.Background())
-	f := &robotsFetch{done: make(chan struct{}), cancel: cancel}
-	e.fetch = f
-	target := req.URL.Scheme + "://" + req.URL.Host + "/robots.txt"
-	go c.run(ctx, f, e, target, req.Header.Get("User-Agent"))
-	return f
-}
-
-// run fetches target for e and hands the result to f's waiters.
-func (c *robotsCache) run(ctx context.Context, f *robotsFetch, e *robotsEntry, target, userAgent string) {
-	defer f.cancel()
-	rules, err := c.fetch(ctx, target, userAgent)
+// run fetches target for e, cached under key, and hands the result to f's
+// waiters.
+func (c *robotsCache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent string) {
+	rules, err := c.fetch(target, userAgent)
 	now := c.t.clock.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err == nil && e.fetch == f {
-		switch {
-		case rules.unreachable == "":
-			e.rules, e.expires = rules, now.Add(c.ttl)
-		case e.rules != nil && e.rules.unreachable == "":
-			// RFC 9309: an earlier copy may stand while the file is unreachable.
-			rules, e.expires = e.rules, now.Add(robotsRetry)
-		default:
-			e.rules, e.expires = rules, now.Add(robotsRetry)
-		}
-	}
-	if e.fetch == f {
+	if c.hosts[key] == e { // not forgotten meanwhile
 		e.fetch = nil
+		if err == nil {
+			switch {
+			case rules.unreachable == "":
+				e.rules, e.expires = rules, now.Add(c.ttl)
+			case e.rules != nil && e.rules.unreachable == "":
+				// RFC 9309: an earlier copy may stand while the file is unreachable.
+				rules, e.expires = e.rules, now.Add(robotsRetry)
+			default:
+				e.rules, e.expires = rules, now.Add(robotsRetry)
+			}
+			size := robotsEntrySize + e.rules.size
+			c.used += size - e.size
+			e.size = size
+			c.trimLocked(now)
+		}
 	}
 	f.rules, f.err = rules, err
 	close(f.done)
@@ -239,78 +228,120 @@ func (c *robotsCache) run(ctx context.Context, f *robotsFetch, e *robotsEntry, t
 
 // fetch gets and reads one robots.txt through the Transport's pacing
 // step, so that the fetch is paced, counted and listened to like any
-// request to its domain. An error is returned only when the fetch says nothing about the
-// file: polite refused to send it (*WaitError) or nobody waits for it any
-// more; a server or network error makes the file unreachable.
-func (c *robotsCache) fetch(ctx context.Context, target, userAgent string) (*robotsRules, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+// request to its domain. It is cancelled by nothing but its own time
+// limit. An error is returned only when the fetch says nothing about the
+// file, as polite refused to send it (*WaitError); a server or network
+// error, or the time limit, makes the file unreachable.
+func (c *robotsCache) fetch(target, userAgent string) (*robotsRules, error) {
+	s := &robotsSender{base: c.t.base, clock: c.t.clock, left: c.timeout}
+	client := &http.Client{
+		Transport: pacer{c.t, s},
+		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if len(via) > maxRobotsRedirects {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		},
+	}
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, target, nil)
 	if err != nil {
 		return nil, err
 	}
 	if userAgent != "" {
 		req.Header.Set("User-Agent", userAgent)
 	}
-	resp, err := c.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		var we *WaitError
-		if errors.As(err, &we) || errors.Is(err, context.Canceled) {
+		switch {
+		case errors.As(err, &we):
 			return nil, err
+		case s.timedOut():
+			return unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
 		}
-		return &robotsRules{unreachable: fmt.Sprintf("robots.txt unreachable (%v); retried after %v", err, robotsRetry)}, nil
+		return unreachable("robots.txt unreachable (%v); retried after %v", err, robotsRetry), nil
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
 	case code >= 200 && code <= 299:
+		// One octet more than Parse reads, so that it can tell a cut line.
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsSize+1))
-		if err != nil {
-			return &robotsRules{unreachable: fmt.Sprintf("robots.txt unreadable (%v); retried after %v", err, robotsRetry)}, nil
+		switch {
+		case err != nil && s.timedOut():
+			return unreachable("robots.txt not read within %v; retried after %v", c.timeout, robotsRetry), nil
+		case err != nil:
+			return unreachable("robots.txt unreadable (%v); retried after %v", err, robotsRetry), nil
 		}
-		if len(body) > maxRobotsSize {
-			body = body[:maxRobotsSize]
-			body = body[:bytes.LastIndexByte(body, '\n')+1] // no cut line
-		}
-		g := parseRobots(body).FindGroup(c.agent)
-		return &robotsRules{group: g, crawlDelay: min(g.CrawlDelay, c.maxCrawlDelay)}, nil
+		file := robots.Parse(body)
+		delay, _ := file.CrawlDelay(c.agent)
+		return &robotsRules{file: file, crawlDelay: min(delay, c.maxCrawlDelay), size: 4 * int64(min(len(body), maxRobotsSize))}, nil
 	case code >= 300 && code <= 499 && code != http.StatusTooManyRequests:
 		// 3xx after too many redirects, 4xx: there is no robots.txt, so no rules.
 		return &robotsRules{}, nil
 	default:
 		// 5xx, and 429: the server asking to slow down, not the file's
 		// absence, which Google too treats as a server error.
-		return &robotsRules{unreachable: fmt.Sprintf("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry)}, nil
+		return unreachable("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry), nil
 	}
 }
 
-// parseRobots reads a robots.txt leniently, as RFC 9309 asks: when the
-// parser rejects the file, the lines it rejects (an Allow or Disallow
-// before any User-agent, a malformed Crawl-delay) are dropped and the rest
-// is read. A file that still fails to parse allows everything. The rules'
-// paths are read in robotsPath's form, as request URIs are matched.
-func parseRobots(body []byte) *robotstxt.RobotsData {
-	body = canonicalRules(body)
-	if data, err := robotstxt.FromBytes(body); err == nil {
-		return data
+func unreachable(format string, args ...any) *robotsRules {
+	return &robotsRules{unreachable: fmt.Sprintf(format, args...)}
+}
+
+// robotsSender is the base transport of one robots.txt fetch: it gives the
+// fetch's requests (the file's, and those of its redirects) left to run in
+// all, from each send to the close of its response's body, so that the
+// waits for turns between them do not count. It is safe for concurrent
+// use.
+type robotsSender struct {
+	base  http.RoundTripper
+	clock clock
+
+	mu   sync.Mutex
+	left time.Duration
+	ctx  context.Context // the last request's
+}
+
+func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := s.clock.now()
+	s.mu.Lock()
+	ctx, cancel := context.WithTimeout(req.Context(), s.left)
+	s.ctx = ctx
+	s.mu.Unlock()
+	end := func() {
+		s.mu.Lock()
+		s.left -= s.clock.now().Sub(start)
+		s.mu.Unlock()
+		cancel()
 	}
-	var kept [][]byte
-	inGroup := false
-	for line := range bytes.Lines(body) {
-		probe := line
-		if inGroup {
-			probe = append([]byte("User-agent: *\n"), line...)
-		}
-		if _, err := robotstxt.FromBytes(probe); err != nil {
-			continue
-		}
-		field, _, _ := bytes.Cut(bytes.TrimSpace(line), []byte(":"))
-		field = bytes.ToLower(bytes.TrimSpace(field))
-		inGroup = inGroup || bytes.Equal(field, []byte("user-agent")) || bytes.Equal(field, []byte("useragent"))
-		kept = append(kept, line)
+	resp, err := s.base.RoundTrip(req.WithContext(ctx))
+	if err != nil || resp == nil || resp.Body == nil || resp.Body == http.NoBody {
+		end()
+		return resp, err
 	}
-	if data, err := robotstxt.FromBytes(bytes.Join(kept, nil)); err == nil {
-		return data
-	}
-	data, _ := robotstxt.FromBytes(nil)
-	return data
+	resp.Body = &robotsBody{ReadCloser: resp.Body, end: end}
+	return resp, nil
+}
+
+// timedOut reports whether the fetch ran out of time.
+func (s *robotsSender) timedOut() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ctx != nil && errors.Is(s.ctx.Err(), context.DeadlineExceeded)
+}
+
+// robotsBody ends its request's time when it is closed, once.
+type robotsBody struct {
+	io.ReadCloser
+	once sync.Once
+	end  func()
+}
+
+func (b *robotsBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.end)
+	return err
 }
 
 // robotsKey names the host whose robots.txt governs u: scheme, host and
@@ -326,26 +357,49 @@ func robotsKey(u *url.URL) string {
 	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
-// sweepLocked forgets the entries whose rules have expired, then, if that
-// is not enough, the least recently used, until a quarter of the cache is
-// free. Entries with a fetch in flight stay.
-func (c *robotsCache) sweepLocked(now time.Time) {
-	idle := make([]string, 0, len(c.hosts))
-	for key, e := range c.hosts {
-		switch {
-		case e.fetch != nil:
-		case e.rules == nil || !now.Before(e.expires):
-			delete(c.hosts, key)
-		default:
-			idle = append(idle, key)
-		}
-	}
-	excess := len(c.hosts) - c.maxHosts*3/4
-	if excess <= 0 {
+// trimLocked keeps the cache within its budget: past it, it forgets the
+// entries whose rules have expired (or never came), then the least
+// recently used, until a quarter of the budget is free. Entries with a
+// fetch in flight go last: forgetting one lets the next request to its
+// host start another fetch.
+func (c *robotsCache) trimLocked(now time.Time) {
+	if c.used <= c.budget {
 		return
 	}
-	slices.SortFunc(idle, func(a, b string) int { return c.hosts[a].lastUsed.Compare(c.hosts[b].lastUsed) })
-	for _, key := range idle[:min(excess, len(idle))] {
-		delete(c.hosts, key)
+	type kept struct {
+		key string
+		e   *robotsEntry
 	}
+	var rest []kept
+	for key, e := range c.hosts {
+		if e.fetch == nil && (e.rules == nil || !now.Before(e.expires)) {
+			c.forgetLocked(key, e)
+			continue
+		}
+		rest = append(rest, kept{key, e})
+	}
+	target := c.budget - c.budget/4
+	if c.used <= target {
+		return
+	}
+	slices.SortFunc(rest, func(a, b kept) int {
+		if inA, inB := a.e.fetch != nil, b.e.fetch != nil; inA != inB {
+			if inA {
+				return 1
+			}
+			return -1
+		}
+		return a.e.lastUsed.Compare(b.e.lastUsed)
+	})
+	for _, k := range rest {
+		if c.used <= target {
+			break
+		}
+		c.forgetLocked(k.key, k.e)
+	}
+}
+
+func (c *robotsCache) forgetLocked(key string, e *robotsEntry) {
+	delete(c.hosts, key)
+	c.used -= e.size
 }

@@ -2,12 +2,15 @@ package polite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -15,41 +18,6 @@ import (
 
 	"github.com/polite-go/polite/config"
 )
-
-func TestRobotsParseIsLenient(t *testing.T) {
-	tests := []struct {
-		name       string
-		body       string
-		allowed    map[string]bool
-		crawlDelay time.Duration
-	}{
-		{"well formed", "User-agent: *\nDisallow: /a\nCrawl-delay: 1.5\n",
-			map[string]bool{"/a": false, "/b": true}, 1500 * time.Millisecond},
-		{"a rule before any user-agent is dropped", "Disallow: /a\nUser-agent: *\nDisallow: /b\n",
-			map[string]bool{"/a": true, "/b": false}, 0},
-		{"a malformed crawl-delay is dropped", "User-agent: *\nCrawl-delay: soon\nDisallow: /b\n",
-			map[string]bool{"/b": false, "/c": true}, 0},
-		{"a negative crawl-delay is dropped", "User-agent: *\nCrawl-delay: -3\nDisallow: /b\n",
-			map[string]bool{"/b": false}, 0},
-		{"CRLF and comments", "User-agent: * # all\r\nDisallow: /b # no\r\n",
-			map[string]bool{"/b": false, "/a": true}, 0},
-		{"garbage allows all", "\x00\xff<html>not robots</html>",
-			map[string]bool{"/": true, "/a": true}, 0},
-		{"wildcards", "User-agent: *\nDisallow: /*.pdf$\n",
-			map[string]bool{"/x.pdf": false, "/x.pdf?y": true, "/x.html": true}, 0},
-		{"the query counts", "User-agent: *\nDisallow: /search?q=\n",
-			map[string]bool{"/search?q=go": false, "/search": true}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			g := parseRobots([]byte(tt.body)).FindGroup("testbot")
-			for path, want := range tt.allowed {
-				assert.Equal(t, want, g.Test(path), path)
-			}
-			assert.Equal(t, tt.crawlDelay, g.CrawlDelay)
-		})
-	}
-}
 
 func TestRobotsKey(t *testing.T) {
 	tests := map[string]string{
@@ -66,43 +34,226 @@ func TestRobotsKey(t *testing.T) {
 	}
 }
 
-// TestRobotsCacheIsBounded: however many hosts a crawl meets, the cache
-// keeps at most maxHosts of them.
-func TestRobotsCacheIsBounded(t *testing.T) {
-	base := roundTripper(func(req *http.Request) (*http.Response, error) {
-		return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("User-agent: *\nDisallow: /x\n")), Request: req}, nil
-	})
-	tr, err := NewTransport(base, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
-	require.NoError(t, err)
-	tr.robots.maxHosts = 8
-	for i := range 100 {
-		req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("http://h%d.example/page", i), nil)
-		require.NoError(t, err)
-		resp, err := tr.RoundTrip(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		tr.robots.mu.Lock()
-		n := len(tr.robots.hosts)
-		tr.robots.mu.Unlock()
-		require.LessOrEqual(t, n, 8)
-	}
-	// The most recent host is still known: no fetch for it.
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://h99.example/x", nil)
-	_, err = tr.RoundTrip(req)
-	assert.ErrorIs(t, err, ErrDisallowed)
-}
-
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
-func FuzzRobotsParse(f *testing.F) {
+// robotsServer answers every robots.txt with body and every other request
+// with 200, and counts the robots.txt fetches per host.
+type robotsServer struct {
+	body    string
+	fetches map[string]*atomic.Int64 // filled before use: read only
+	total   atomic.Int64
+}
+
+func (s *robotsServer) RoundTrip(req *http.Request) (*http.Response, error) {
+	body := "ok"
+	if req.URL.Path == "/robots.txt" {
+		s.total.Add(1)
+		if n, ok := s.fetches[req.URL.Host]; ok {
+			n.Add(1)
+		}
+		body = s.body
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+}
+
+// wildcardFile is a robots.txt of about n bytes of wildcard rules, the
+// first of which disallows "/a0b".
+func wildcardFile(n int) string {
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "Disallow: /*a*%d*b\n", i)
+	}
+	return b.String()
+}
+
+// checkBudget checks the cache's accounting: used is the sum of its
+// entries' sizes, each the entry's own plus four bytes per byte of its
+// file, and within the budget.
+func checkBudget(t *testing.T, c *robotsCache) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var sum int64
+	for key, e := range c.hosts {
+		want := int64(robotsEntrySize)
+		if e.rules != nil {
+			want += e.rules.size
+		}
+		require.Equal(t, want, e.size, key)
+		sum += e.size
+	}
+	require.Equal(t, sum, c.used, "used is the sum of the entries' sizes")
+	require.LessOrEqual(t, c.used, c.budget, "the cache keeps its budget")
+}
+
+func getStatus(t testing.TB, tr *Transport, rawURL string) error {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	return err
+}
+
+// TestRobotsCacheKeepsItsBudget: 1,000 hosts (100 under the race
+// detector, where parsing is slow) each serve a 500 KiB file of wildcard
+// rules, which the cache counts at 2 MiB each: every file is parsed and
+// obeyed, and the cache never counts more than its 16 MiB.
+func TestRobotsCacheKeepsItsBudget(t *testing.T) {
+	hosts := 1000
+	if raceEnabled || testing.Short() {
+		hosts = 100
+	}
+	s := &robotsServer{body: wildcardFile(maxRobotsSize)}
+	tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
+	require.NoError(t, err)
+	c := tr.robots
+	require.Equal(t, int64(16<<20), c.budget)
+	for i := range hosts {
+		host := fmt.Sprintf("http://h%d.example", i)
+		require.ErrorIs(t, getStatus(t, tr, host+"/a0b"), ErrDisallowed, host)
+		require.NoError(t, getStatus(t, tr, host+"/page"), host)
+		checkBudget(t, c)
+	}
+	assert.Equal(t, int64(hosts), s.total.Load(), "one fetch per host: the second request found the file cached")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	assert.Greater(t, c.used, c.budget/2, "the budget is used")
+	assert.Less(t, len(c.hosts), hosts)
+}
+
+// TestRobotsFileLargerThanTheBudget: a file that alone counts more than
+// the budget is still parsed and obeyed; it is not kept.
+func TestRobotsFileLargerThanTheBudget(t *testing.T) {
+	s := &robotsServer{body: wildcardFile(maxRobotsSize)}
+	tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
+	require.NoError(t, err)
+	tr.robots.budget = 1 << 20
+	for range 2 {
+		require.ErrorIs(t, getStatus(t, tr, "http://example.com/a0b"), ErrDisallowed)
+		require.NoError(t, getStatus(t, tr, "http://example.com/page"))
+		checkBudget(t, tr.robots)
+	}
+	assert.Equal(t, int64(4), s.total.Load(), "fetched for every request, as it cannot be kept")
+}
+
+// TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed fills a cache that
+// holds five 100 KiB files with a sixth host: when the sixth is first
+// seen, the expired entry goes first, however recently used, then the
+// least recently used, until a quarter of the budget is free.
+func TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hosts := []string{"h0.example", "h1.example", "h2.example", "h3.example", "h4.example", "h5.example"}
+		s := &robotsServer{body: wildcardFile(100 << 10), fetches: map[string]*atomic.Int64{}}
+		for _, h := range hosts {
+			s.fetches[h] = new(atomic.Int64)
+		}
+		tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
+		require.NoError(t, err)
+		c := tr.robots
+		entry := int64(robotsEntrySize + 4*len(s.body))
+		c.budget = 5 * entry
+		visit := func(i int) { require.NoError(t, getStatus(t, tr, "http://"+hosts[i]+"/page")) }
+
+		visit(0)
+		time.Sleep(23 * time.Hour)
+		for i := 1; i <= 4; i++ {
+			visit(i)
+			time.Sleep(time.Second) // no two visits at the same time
+		}
+		time.Sleep(30 * time.Minute)
+		visit(0) // the most recently used; it expires in 30 minutes
+		time.Sleep(time.Hour)
+		checkBudget(t, c)
+		require.Len(t, c.hosts, 5)
+
+		visit(5)
+		checkBudget(t, c)
+		c.mu.Lock()
+		var kept []string
+		for key := range c.hosts {
+			kept = append(kept, key)
+		}
+		c.mu.Unlock()
+		assert.ElementsMatch(t, []string{"http://h2.example:80", "http://h3.example:80", "http://h4.example:80", "http://h5.example:80"}, kept,
+			"h0 expired, then h1 was the least recently used")
+		for _, i := range []int{2, 3, 4, 5} {
+			visit(i)
+			assert.Equal(t, int64(1), s.fetches[hosts[i]].Load(), hosts[i])
+		}
+	})
+}
+
+// BenchmarkRobotsCheck is the cost the robots.txt step adds to a request
+// whose host's file is cached: finding the entry, telling the limiter its
+// Crawl-delay, and matching the URI, against a file of 50 rules with
+// wildcards and against a hostile 500 KiB file of wildcard rules (with an
+// ordinary URI, and with one of 238 octets made to match every rule's
+// wildcards as far as they go).
+func BenchmarkRobotsCheck(b *testing.B) {
+	var realistic strings.Builder
+	realistic.WriteString("User-agent: *\nCrawl-delay: 1\n")
+	for _, s := range []string{"shop", "blog", "news", "user", "wiki"} {
+		fmt.Fprintf(&realistic, "Disallow: /%s/*/checkout\nAllow: /%s/*/checkout/help$\nDisallow: /%s/*?*sort=\n", s, s, s)
+		fmt.Fprintf(&realistic, "Disallow: /%s/*.pdf$\nDisallow: /*/%s/print\nAllow: /%s/public/\nDisallow: /%s/draft*\n", s, s, s, s)
+		fmt.Fprintf(&realistic, "Disallow: /*?%s_id=*&ref=\nDisallow: /%s/*/edit$\nDisallow: /%s/tmp/\n", s, s, s)
+	}
+	article := "/blog/2024/05/a-long-article-title-about-robots.html?utm_source=feed&utm_medium=rss&page=2"
+	// worst holds every octet the hostile rules need, in their order, as
+	// robots' BenchmarkHostile does: each of its rules is matched in full.
+	worst := "/" + strings.Repeat("a", 150) + "?" + strings.Repeat("ab0123456789", 7) + "%C3%BC"
+	for _, bc := range []struct {
+		name, body, uri string
+	}{
+		{"50_rules", realistic.String(), article},
+		{"hostile_500KiB", wildcardFile(maxRobotsSize), article},
+		{"hostile_500KiB_worst_URI", wildcardFile(maxRobotsSize), worst},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := &robotsServer{body: bc.body}
+			tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
+			require.NoError(b, err)
+			require.NoError(b, getStatus(b, tr, "http://example.com/")) // the file is fetched
+			req, err := http.NewRequest(http.MethodGet, "http://example.com"+bc.uri, nil)
+			require.NoError(b, err)
+			d, err := tr.acquire(req)
+			require.NoError(b, err)
+			defer d.release()
+			ctx := context.Background()
+			want := tr.robots.check(ctx, req, d)
+			require.True(b, want == nil || errors.Is(want, ErrDisallowed), want)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tr.robots.check(ctx, req, d); (err == nil) != (want == nil) {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// FuzzRobotsCheck serves any file and checks any URI against it through
+// the robots.txt step: no panic, and a Crawl-delay between zero and the cap.
+func FuzzRobotsCheck(f *testing.F) {
 	f.Add("User-agent: *\nDisallow: /a\nCrawl-delay: 2\n", "/a")
 	f.Add("Disallow: /a\nUser-agent: testbot\nAllow: /a/b$\nCrawl-delay: x\n", "/a/b")
-	f.Add("user-agent:*\ndisallow:/*?*\n", "/q?x=1")
-	f.Fuzz(func(t *testing.T, body, path string) {
-		g := parseRobots([]byte(body)).FindGroup("testbot")
-		g.Test(path)
-		require.GreaterOrEqual(t, g.CrawlDelay, time.Duration(0))
+	f.Add("user-agent:*\ndisallow:/*?*\ncrawl-delay: 1e300\n", "/q?x=1")
+	f.Add("User-agent: *\nCrawl-delay: 99999999999\nDisallow: /private\n", "/public/%2e%2e/private/x")
+	f.Fuzz(func(t *testing.T, body, uri string) {
+		s := &robotsServer{body: body}
+		tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
+		require.NoError(t, err)
+		rules, err := tr.robots.fetch("http://example.com/robots.txt", "")
+		require.NoError(t, err)
+		require.Empty(t, rules.unreachable)
+		assert.GreaterOrEqual(t, rules.crawlDelay, time.Duration(0))
+		assert.LessOrEqual(t, rules.crawlDelay, defaultMaxCrawlDelay)
+		assert.LessOrEqual(t, rules.size, int64(4*maxRobotsSize))
+		rules.allows("testbot", uri)
 	})
 }

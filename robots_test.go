@@ -3,6 +3,7 @@ package polite_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -360,8 +361,8 @@ func TestRobotsFollowsRedirects(t *testing.T) {
 }
 
 // TestRobotsWaitIsCancellable: a request waiting for robots.txt gives up
-// with its context, the fetch goes on for the others, and a fetch nobody
-// waits for any more is cancelled.
+// with its context, and the fetch goes on for the others, even when nobody
+// waits for it any more: the next request joins it.
 func TestRobotsWaitIsCancellable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
@@ -395,8 +396,8 @@ func TestRobotsWaitIsCancellable(t *testing.T) {
 		assert.Equal(t, int64(1), s.fetches.Load())
 		assert.Zero(t, cancelled.Load())
 
-		// The only waiter gives up: the fetch is cancelled, and the next
-		// request fetches anew.
+		// The only waiter gives up: the fetch goes on, and the next
+		// request waits for it rather than fetching anew.
 		release = make(chan struct{})
 		ctx, cancel = context.WithCancel(context.Background())
 		done.Go(func() { assert.ErrorIs(t, roundTrip(t, tr, ctx, "http://b.example/page"), context.Canceled) })
@@ -404,10 +405,13 @@ func TestRobotsWaitIsCancellable(t *testing.T) {
 		cancel()
 		done.Wait()
 		synctest.Wait()
-		assert.Equal(t, int64(1), cancelled.Load(), "the orphaned fetch was cancelled")
+		assert.Zero(t, cancelled.Load(), "the fetch nobody waits for goes on")
+		done.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://b.example/page")) })
+		synctest.Wait()
+		assert.Equal(t, int64(2), s.fetches.Load(), "the next request joined the fetch")
 		close(release)
-		require.NoError(t, roundTrip(t, tr, context.Background(), "http://b.example/page"))
-		assert.Equal(t, int64(3), s.fetches.Load())
+		done.Wait()
+		assert.Equal(t, int64(2), s.fetches.Load())
 	})
 }
 
@@ -423,5 +427,254 @@ func TestRobotsFetchRefusedByThePace(t *testing.T) {
 		err := roundTrip(t, tr, ctx, "http://example.com/page")
 		require.ErrorIs(t, err, limiter.ErrWaitTooLong)
 		assert.NotErrorIs(t, err, polite.ErrDisallowed)
+	})
+}
+
+// TestRobotsRulesAsRFC9309Says: files on which the former matcher
+// (temoto/robotstxt) went wrong, and lenient parsing, through the
+// Transport.
+func TestRobotsRulesAsRFC9309Says(t *testing.T) {
+	tests := []struct {
+		name, body, path string
+		allowed          bool
+	}{
+		{"home page only: the home page", "User-agent: *\nAllow: /$\nDisallow: /\n", "/", true},
+		{"home page only: a directory", "User-agent: *\nAllow: /$\nDisallow: /\n", "/private/", false},
+		{"a wildcard rule matches from the first octet", "User-agent: *\nDisallow: /\nAllow: /public/*.html\n", "/private/public/a.html", false},
+		{"a wildcard rule: its match", "User-agent: *\nDisallow: /\nAllow: /public/*.html\n", "/public/a.html", true},
+		{"a group names a whole token", "User-agent: test\nDisallow: /\n", "/page", true},
+		{"a group's token, in any case", "User-agent: TestBot\nDisallow: /\n", "/page", false},
+		{"a comment ends a rule", "User-agent: *\nDisallow: /page#x\n", "/page", false},
+		{"%2A matches a literal *", "User-agent: *\nDisallow: /a%2Ab\n", "/a*b", false},
+		{"Allow wins a tie", "User-agent: *\nDisallow: /page\nAllow: /page\n", "/page", true},
+		{"a rule is measured by its octets", "User-agent: *\nAllow: /x/page.\nDisallow: /*.html\n", "/x/page.html", true},
+		{"an empty last group allows all", "User-agent: *\nDisallow: /\n\nUser-agent: testbot\n", "/page", true},
+		{"a rule before any user-agent is ignored", "Disallow: /page\nUser-agent: *\nDisallow: /other\n", "/page", true},
+		{"a malformed Crawl-delay is skipped", "User-agent: *\nCrawl-delay: soon\nDisallow: /page\n", "/page", false},
+		{"CRLF and comments", "User-agent: * # all\r\nDisallow: /page # no\r\n", "/page", false},
+		{"garbage allows all", "\x00\xff<html>not robots</html>", "/page", true},
+		{"a final $", "User-agent: *\nDisallow: /*.pdf$\n", "/x.pdf", false},
+		{"a final $: a longer path", "User-agent: *\nDisallow: /*.pdf$\n", "/x.pdf?y", true},
+		{"the query counts", "User-agent: *\nDisallow: /search?q=\n", "/search?q=go", false},
+		{"the query counts: none", "User-agent: *\nDisallow: /search?q=\n", "/search", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &site{robots: robotsFile(200, tt.body)}
+				tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
+				err := roundTrip(t, tr, context.Background(), "http://example.com"+tt.path)
+				if tt.allowed {
+					assert.NoError(t, err)
+				} else {
+					assert.ErrorIs(t, err, polite.ErrDisallowed)
+				}
+			})
+		})
+	}
+}
+
+// TestRobotsHugeCrawlDelay: a Crawl-delay too large for a time.Duration
+// is the cap, never a negative gap.
+func TestRobotsHugeCrawlDelay(t *testing.T) {
+	tests := []struct {
+		value string
+		opts  []polite.Option
+		gap   time.Duration
+	}{
+		{"99999999999", nil, 30 * time.Second},
+		{"1e300", nil, 30 * time.Second},
+		{"9223372036.854775808", nil, 30 * time.Second},
+		{"99999999999", []polite.Option{polite.WithMaxCrawlDelay(5 * time.Second)}, 5 * time.Second},
+		{"1e300", []polite.Option{polite.WithMaxCrawlDelay(5 * time.Second)}, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s capped at %v", tt.value, tt.gap), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &site{robots: robotsFile(200, "User-agent: *\nCrawl-delay: "+tt.value+"\n")}
+				opts := append([]polite.Option{polite.WithDefault(fastLimit), polite.WithRobots("testbot")}, tt.opts...)
+				tr := newTransport(t, s, opts...)
+				for range 3 {
+					require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/page"))
+				}
+				require.Len(t, s.times, 3)
+				assert.Equal(t, tt.gap, s.times[1].Sub(s.times[0]))
+				assert.Equal(t, tt.gap, s.times[2].Sub(s.times[1]))
+			})
+		})
+	}
+}
+
+// TestRobotsDotSegments: a path that RFC 3986 makes the same as a
+// disallowed one, through its dot segments, is disallowed too.
+func TestRobotsDotSegments(t *testing.T) {
+	s := &site{robots: robotsFile(200, "User-agent: *\nDisallow: /private\n")}
+	tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
+	tests := []struct {
+		path    string
+		allowed bool
+	}{
+		{"/public/../private/x", false},
+		{"/./private/x", false},
+		{"/public/%2e%2e/private/x", false},
+		{"/public/%2E%2E/private/x", false},
+		{"/a/b/../../private", false},
+		{"/public/.%2e/private/x", false},
+		{"/private/../public/x", true},
+		{"/public/./x", true},
+	}
+	for _, tt := range tests {
+		err := roundTrip(t, tr, context.Background(), "http://example.com"+tt.path)
+		if tt.allowed {
+			assert.NoError(t, err, tt.path)
+		} else {
+			assert.ErrorIs(t, err, polite.ErrDisallowed, tt.path)
+		}
+	}
+	assert.Equal(t, []string{"/private/../public/x", "/public/./x"}, s.sent(), "only the allowed requests were sent")
+}
+
+// trickle is a response body that yields one octet a second until its
+// context ends.
+type trickle struct{ ctx context.Context }
+
+func (b trickle) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	select {
+	case <-time.After(time.Second):
+		p[0] = '#'
+		return 1, nil
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	}
+}
+
+func (trickle) Close() error { return nil }
+
+// TestRobotsSlowloris: a robots.txt served slowly is fetched once, for at
+// most 10 seconds, whatever its waiters do; then its host is disallowed as
+// unreachable for a minute, without a new fetch, and fetched again after.
+func TestRobotsSlowloris(t *testing.T) {
+	tests := []struct {
+		name  string
+		slow  func(req *http.Request) (*http.Response, error)
+		cause string
+	}{
+		{"headers never come", func(req *http.Request) (*http.Response, error) {
+			<-req.Context().Done()
+			return nil, req.Context().Err()
+		}, "robots.txt not fetched within 10s"},
+		{"the body trickles", func(req *http.Request) (*http.Response, error) {
+			resp := answer(req, http.StatusOK)
+			resp.Body = trickle{req.Context()}
+			return resp, nil
+		}, "robots.txt not read within 10s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var fixed atomic.Bool
+				s := &site{robots: func(req *http.Request) (*http.Response, error) {
+					if fixed.Load() {
+						return robotsFile(200, "User-agent: *\nDisallow: /private\n")(req)
+					}
+					return tt.slow(req)
+				}}
+				tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
+				start := time.Now()
+
+				// Six requests give up after 1.5 s each, one after the other.
+				for range 6 {
+					ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+					err := roundTrip(t, tr, ctx, "http://example.com/page")
+					cancel()
+					require.ErrorIs(t, err, context.DeadlineExceeded)
+					var we *polite.WaitError
+					require.ErrorAs(t, err, &we)
+				}
+				assert.Equal(t, 9*time.Second, time.Since(start))
+				assert.Equal(t, int64(1), s.fetches.Load(), "the six requests shared one fetch")
+
+				// The fetch ends at 10 s; the host is unreachable for a minute.
+				time.Sleep(time.Until(start.Add(10*time.Second + time.Millisecond)))
+				for _, after := range []time.Duration{0, 59 * time.Second} {
+					time.Sleep(time.Until(start.Add(10*time.Second + after)))
+					err := roundTrip(t, tr, context.Background(), "http://example.com/page")
+					require.ErrorIs(t, err, polite.ErrDisallowed)
+					assert.Contains(t, err.Error(), tt.cause)
+				}
+				assert.Equal(t, int64(1), s.fetches.Load(), "not fetched again within the minute")
+
+				fixed.Store(true)
+				time.Sleep(time.Until(start.Add(70*time.Second + time.Millisecond)))
+				require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/page"))
+				require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://example.com/private"), polite.ErrDisallowed)
+				assert.Equal(t, int64(2), s.fetches.Load(), "fetched again after the minute")
+				st, _ := tr.Stats("example.com")
+				assert.Equal(t, int64(6), st.CanceledRequests, "the six requests that gave up")
+			})
+		})
+	}
+}
+
+// sleepCtx sleeps for d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestRobotsFetchTimeLimitLeavesOutTheWaits: the fetch's 10 seconds count
+// from its send, not from the wait for its turn, nor from the waits of its
+// redirects; its redirects share them.
+func TestRobotsFetchTimeLimitLeavesOutTheWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &site{}
+		s.robots = func(req *http.Request) (*http.Response, error) {
+			if err := sleepCtx(req.Context(), 4*time.Second); err != nil {
+				return nil, err
+			}
+			if req.URL.Host == "a.example.com" {
+				resp := answer(req, http.StatusMovedPermanently)
+				resp.Header.Set("Location", "http://www.example.com/robots.txt")
+				return resp, nil
+			}
+			return robotsFile(200, "User-agent: *\nDisallow: /private\n")(req)
+		}
+		tr := newTransport(t, s, polite.WithDefault(config.Limit{MinDelay: 30 * time.Second}), polite.WithRobots("testbot"))
+		start := time.Now()
+
+		// b.example.com's file waits for its turn behind a.example.com's,
+		// then takes 4 s; a.example.com's is a redirect taking 4 s, whose
+		// next hop waits 30 s for its turn and takes 4 s more.
+		var done sync.WaitGroup
+		done.Go(func() {
+			require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://a.example.com/private"), polite.ErrDisallowed)
+		})
+		synctest.Wait()
+		done.Go(func() {
+			require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://b.example.com/private"), polite.ErrDisallowed)
+		})
+		done.Wait()
+		assert.Equal(t, int64(3), s.fetches.Load())
+		assert.GreaterOrEqual(t, time.Since(start), 60*time.Second, "the fetches waited for their turns")
+
+		// A redirect chain of 3 hops of 4 s each runs out of its 10 s.
+		s.robots = func(req *http.Request) (*http.Response, error) {
+			if err := sleepCtx(req.Context(), 4*time.Second); err != nil {
+				return nil, err
+			}
+			resp := answer(req, http.StatusFound)
+			resp.Header.Set("Location", "/robots.txt?again")
+			return resp, nil
+		}
+		err := roundTrip(t, tr, context.Background(), "http://c.example.com/page")
+		require.ErrorIs(t, err, polite.ErrDisallowed)
+		assert.Contains(t, err.Error(), "not fetched within 10s")
 	})
 }

@@ -196,14 +196,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, refuse(req, d, tk, false, err)
 		}
 	}
-	return t.pace(req, d, tk)
+	return t.pace(t.base, req, d, tk)
 }
 
 // pace sends req, which holds d, in its turn: it takes a concurrency slot,
-// waits for the turn, sends the request through the base transport, tells
-// the limiter what the response says, and tracks the response's body, so
-// that the request's flight ends when the body is closed.
-func (t *Transport) pace(req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
+// waits for the turn, sends the request through base, tells the limiter
+// what the response says, and tracks the response's body, so that the
+// request's flight ends when the body is closed.
+func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
 	ctx := req.Context()
 	if err := t.takeSlot(ctx, d); err != nil {
 		d.stats.Canceled()
@@ -218,7 +218,7 @@ func (t *Transport) pace(req *http.Request, d *domain, tk *ticket.Ticket) (*http
 	d.lastUsed.Store(sent.UnixNano())
 	d.stats.Sent(sent, f.res.Wait, f.res.Degraded)
 	d.stats.InFlight(1)
-	resp, err := t.send(req, d, tk)
+	resp, err := t.send(base, req, d, tk)
 	if err != nil {
 		return nil, err
 	}
@@ -228,10 +228,13 @@ func (t *Transport) pace(req *http.Request, d *domain, tk *ticket.Ticket) (*http
 	return resp, nil
 }
 
-// pacer is the Transport without its robots.txt step: what robots.txt
-// fetches go through, paced, counted and listened to like any request to
-// their domain.
-type pacer struct{ t *Transport }
+// pacer is the Transport without its robots.txt step, sending through
+// base: what robots.txt fetches go through, paced, counted and listened to
+// like any request to their domain.
+type pacer struct {
+	t    *Transport
+	base http.RoundTripper
+}
 
 func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	d, err := p.t.acquire(req)
@@ -239,14 +242,13 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	return p.t.pace(req, d, nil)
+	return p.t.pace(p.base, req, d, nil)
 }
 
-// send sends the request, which holds d, through the base transport. If
-// the base fails, or panics, the request's flight ends there: its slot and
-// its claim on d are given back before the error returns or the panic goes
-// on up.
-func (t *Transport) send(req *http.Request, d *domain, tk *ticket.Ticket) (resp *http.Response, err error) {
+// send sends the request, which holds d, through base. If base fails, or
+// panics, the request's flight ends there: its slot and its claim on d are
+// given back before the error returns or the panic goes on up.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
@@ -255,7 +257,7 @@ func (t *Transport) send(req *http.Request, d *domain, tk *ticket.Ticket) (resp 
 			tk.Done()
 		}
 	}()
-	resp, err = t.base.RoundTrip(req)
+	resp, err = base.RoundTrip(req)
 	if err != nil || resp == nil {
 		if resp != nil && resp.Body != nil {
 			resp.Body.Close()
