@@ -9,14 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/feedback"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
-	"github.com/polite-go/polite/stats"
 )
 
 // Transport is an http.RoundTripper that paces outgoing requests per
@@ -108,74 +105,6 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	t.domains.newDomain = t.newDomain
 	t.logLimits()
 	return t, nil
-}
-
-// resolveDomains normalises the configured domains and checks that each can
-// be reached under keyFunc. An entry replaces those of earlier options for
-// the same domain.
-func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.Limit, error) {
-	limits := make(map[string]*config.Limit, len(entries))
-	from := make(map[string]domainEntry, len(entries))
-	for _, e := range entries {
-		name, l := e.name, e.limit
-		if name == "" {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: errors.New("domain name is empty")}
-		}
-		if err := l.Validate(name); err != nil {
-			return nil, err
-		}
-		key, err := configKey(name, keyFunc)
-		if err != nil {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
-		}
-		if prev, dup := from[key]; dup && prev.option == e.option {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("names the same domain, %q, as %q", key, prev.name)}
-		}
-		from[key] = e
-		limits[key] = &l
-	}
-	return limits, nil
-}
-
-// configKey returns the key a configured domain name stands for. A name
-// that is a host name is normalised as hosts are, if the key function
-// keys a request to that host by that name; a name the key function can
-// never produce, as it keys a request to that host by a parent domain
-// (www.example.com under DomainKey), is an error. Any other name is a key
-// as the key function writes it.
-func configKey(name string, keyFunc KeyFunc) (string, error) {
-	host, err := normalizeHost(name)
-	if err != nil {
-		return name, nil
-	}
-	probe, err := http.NewRequest(http.MethodGet, "http://"+hostForURL(host)+"/", nil)
-	if err != nil {
-		return "", errors.New("can never match: not a host name")
-	}
-	got, err := keyFunc(probe)
-	switch {
-	case err != nil || got == name:
-		return name, nil
-	case got == host:
-		return host, nil
-	case strings.HasSuffix(host, "."+got):
-		return "", fmt.Errorf("can never match: the key function names its requests %q", got)
-	}
-	return name, nil
-}
-
-func (t *Transport) newDomain(key string) *domain {
-	l, ok := t.limits[key]
-	if !ok {
-		l = t.defaultLimit
-	}
-	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
-		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
-	d.rule.MaxPause = t.maxPause
-	if l.MaxConcurrent > 0 && !d.unpaced {
-		d.slots = make(chan struct{}, l.MaxConcurrent)
-	}
-	return d
 }
 
 // RoundTrip waits for the request's turn in its domain, sends it through
@@ -350,87 +279,6 @@ func hostForURL(host string) string {
 	return host
 }
 
-// Stats returns a copy of domain's counters, and false if the Transport
-// does not track domain. The domain is normalised as the key function's
-// output is (lower case, punycode).
-func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
-	d, ok := t.lookup(domain)
-	if !ok {
-		return stats.Snapshot{}, false
-	}
-	return t.snapshot(d), true
-}
-
-// AllStats returns a copy of the counters of every tracked domain.
-func (t *Transport) AllStats() map[string]stats.Snapshot {
-	out := make(map[string]stats.Snapshot)
-	for _, d := range t.domains.all() {
-		out[d.key] = t.snapshot(d)
-	}
-	return out
-}
-
-// RemainingWait returns how long a request to domain sent now would wait,
-// consuming nothing; 0 for a domain never seen.
-func (t *Transport) RemainingWait(domain string) time.Duration {
-	d, ok := t.lookup(domain)
-	if !ok {
-		// Never seen, or forgotten by the table while the limiter may
-		// still pace it: ask the limiter under the limit it would get.
-		key := domain
-		if host, err := normalizeHost(domain); err == nil {
-			key = host
-		}
-		d = t.newDomain(key)
-	}
-	if d.unpaced {
-		return 0
-	}
-	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
-	if err != nil {
-		return 0
-	}
-	return st.Wait
-}
-
-func (t *Transport) snapshot(d *domain) stats.Snapshot {
-	s := d.stats.Snapshot(d.key)
-	if d.unpaced {
-		return s
-	}
-	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
-	if err != nil {
-		return s
-	}
-	now := time.Now()
-	switch {
-	case st.Paused > 0:
-		s.PausedUntil, s.PauseReason = now.Add(st.Paused), st.PauseReason
-	case st.Wait > 0 && (st.Reason == feedback.CrawlDelay || st.Reason == feedback.Adaptive):
-		s.PausedUntil, s.PauseReason = now.Add(st.Wait), st.Reason
-	}
-	for i, q := range st.Quotas {
-		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
-		if q.NextFree > 0 {
-			qs.NextFree = now.Add(q.NextFree)
-		}
-		s.Quotas = append(s.Quotas, qs)
-	}
-	return s
-}
-
-// lookup finds a tracked domain by its key, or by the key the host-based
-// key functions would make of it ("WWW.Example.com." finds "www.example.com").
-func (t *Transport) lookup(domain string) (*domain, bool) {
-	if d, ok := t.domains.load(domain); ok {
-		return d, true
-	}
-	if key, err := normalizeHost(domain); err == nil && key != domain {
-		return t.domains.load(key)
-	}
-	return nil, false
-}
-
 // CloseIdleConnections closes the idle connections of the base transport,
 // if it has a CloseIdleConnections method.
 func (t *Transport) CloseIdleConnections() {
@@ -438,23 +286,6 @@ func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(closeIdler); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-// logLimits logs the limits in force, once, at Info.
-func (t *Transport) logLimits() {
-	ctx := context.Background()
-	if !t.logger.Enabled(ctx, slog.LevelInfo) {
-		return
-	}
-	t.logger.Info("polite: limits in force", limitAttrs("default", t.defaultLimit)...)
-	for key, l := range t.limits {
-		t.logger.Info("polite: limits in force", limitAttrs(key, l)...)
-	}
-}
-
-func limitAttrs(domain string, l *config.Limit) []any {
-	return []any{"domain", domain, "enabled", !l.Disabled, "rate", l.RequestsPerSecond, "burst", l.Burst,
-		"min_delay", l.MinDelay, "jitter", l.Jitter, "max_concurrent", l.MaxConcurrent, "quotas", len(l.Quotas)}
 }
 
 // Key returns the domain key req is paced under, as the key function
@@ -470,19 +301,6 @@ func (t *Transport) Key(req *http.Request) (string, error) {
 		return noHostKey, nil
 	}
 	return "", fmt.Errorf("polite: key function: empty key for %s", req.URL.Redacted())
-}
-
-// Limit returns the limit that paces domain: its own, or the default.
-func (t *Transport) Limit(domain string) config.Limit {
-	if l, ok := t.limits[domain]; ok {
-		return *l
-	}
-	if key, err := normalizeHost(domain); err == nil {
-		if l, ok := t.limits[key]; ok {
-			return *l
-		}
-	}
-	return *t.defaultLimit
 }
 
 // Close closes the Transport's limiter if it has a Close method: a

@@ -1,0 +1,111 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
+)
+
+// resolveDomains normalises the configured domains and checks that each can
+// be reached under keyFunc. An entry replaces those of earlier options for
+// the same domain.
+func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.Limit, error) {
+	limits := make(map[string]*config.Limit, len(entries))
+	from := make(map[string]domainEntry, len(entries))
+	for _, e := range entries {
+		name, l := e.name, e.limit
+		if name == "" {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: errors.New("domain name is empty")}
+		}
+		if err := l.Validate(name); err != nil {
+			return nil, err
+		}
+		key, err := configKey(name, keyFunc)
+		if err != nil {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
+		}
+		if prev, dup := from[key]; dup && prev.option == e.option {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("names the same domain, %q, as %q", key, prev.name)}
+		}
+		from[key] = e
+		limits[key] = &l
+	}
+	return limits, nil
+}
+
+// configKey returns the key a configured domain name stands for. A name
+// that is a host name is normalised as hosts are, if the key function
+// keys a request to that host by that name; a name the key function can
+// never produce, as it keys a request to that host by a parent domain
+// (www.example.com under DomainKey), is an error. Any other name is a key
+// as the key function writes it.
+func configKey(name string, keyFunc KeyFunc) (string, error) {
+	host, err := normalizeHost(name)
+	if err != nil {
+		return name, nil
+	}
+	probe, err := http.NewRequest(http.MethodGet, "http://"+hostForURL(host)+"/", nil)
+	if err != nil {
+		return "", errors.New("can never match: not a host name")
+	}
+	got, err := keyFunc(probe)
+	switch {
+	case err != nil || got == name:
+		return name, nil
+	case got == host:
+		return host, nil
+	case strings.HasSuffix(host, "."+got):
+		return "", fmt.Errorf("can never match: the key function names its requests %q", got)
+	}
+	return name, nil
+}
+
+func (t *Transport) newDomain(key string) *domain {
+	l, ok := t.limits[key]
+	if !ok {
+		l = t.defaultLimit
+	}
+	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
+		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
+	d.rule.MaxPause = t.maxPause
+	if l.MaxConcurrent > 0 && !d.unpaced {
+		d.slots = make(chan struct{}, l.MaxConcurrent)
+	}
+	return d
+}
+
+// Limit returns the limit that paces domain: its own, or the default.
+func (t *Transport) Limit(domain string) config.Limit {
+	if l, ok := t.limits[domain]; ok {
+		return *l
+	}
+	if key, err := normalizeHost(domain); err == nil {
+		if l, ok := t.limits[key]; ok {
+			return *l
+		}
+	}
+	return *t.defaultLimit
+}
+
+// logLimits logs the limits in force, once, at Info.
+func (t *Transport) logLimits() {
+	ctx := context.Background()
+	if !t.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	t.logger.Info("polite: limits in force", limitAttrs("default", t.defaultLimit)...)
+	for key, l := range t.limits {
+		t.logger.Info("polite: limits in force", limitAttrs(key, l)...)
+	}
+}
+
+func limitAttrs(domain string, l *config.Limit) []any {
+	return []any{"domain", domain, "enabled", !l.Disabled, "rate", l.RequestsPerSecond, "burst", l.Burst,
+		"min_delay", l.MinDelay, "jitter", l.Jitter, "max_concurrent", l.MaxConcurrent, "quotas", len(l.Quotas)}
+}

@@ -1,0 +1,91 @@
+package polite
+
+import (
+	"context"
+	"time"
+
+	"github.com/polite-go/polite/internal/feedback"
+	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/stats"
+)
+
+// Stats returns a copy of domain's counters, and false if the Transport
+// does not track domain. The domain is normalised as the key function's
+// output is (lower case, punycode).
+func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
+	d, ok := t.lookup(domain)
+	if !ok {
+		return stats.Snapshot{}, false
+	}
+	return t.snapshot(d), true
+}
+
+// AllStats returns a copy of the counters of every tracked domain.
+func (t *Transport) AllStats() map[string]stats.Snapshot {
+	out := make(map[string]stats.Snapshot)
+	for _, d := range t.domains.all() {
+		out[d.key] = t.snapshot(d)
+	}
+	return out
+}
+
+// RemainingWait returns how long a request to domain sent now would wait,
+// consuming nothing; 0 for a domain never seen.
+func (t *Transport) RemainingWait(domain string) time.Duration {
+	d, ok := t.lookup(domain)
+	if !ok {
+		// Never seen, or forgotten by the table while the limiter may
+		// still pace it: ask the limiter under the limit it would get.
+		key := domain
+		if host, err := normalizeHost(domain); err == nil {
+			key = host
+		}
+		d = t.newDomain(key)
+	}
+	if d.unpaced {
+		return 0
+	}
+	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
+	if err != nil {
+		return 0
+	}
+	return st.Wait
+}
+
+func (t *Transport) snapshot(d *domain) stats.Snapshot {
+	s := d.stats.Snapshot(d.key)
+	if d.unpaced {
+		return s
+	}
+	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
+	if err != nil {
+		return s
+	}
+	now := time.Now()
+	switch {
+	case st.Paused > 0:
+		s.PausedUntil, s.PauseReason = now.Add(st.Paused), st.PauseReason
+	case st.Wait > 0 && (st.Reason == feedback.CrawlDelay || st.Reason == feedback.Adaptive):
+		s.PausedUntil, s.PauseReason = now.Add(st.Wait), st.Reason
+	}
+	for i, q := range st.Quotas {
+		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
+		if q.NextFree > 0 {
+			qs.NextFree = now.Add(q.NextFree)
+		}
+		s.Quotas = append(s.Quotas, qs)
+	}
+	return s
+}
+
+// lookup finds a tracked domain by its key, or by the key the host-based
+// key functions would make of it ("WWW.Example.com." finds "www.example.com").
+func (t *Transport) lookup(domain string) (*domain, bool) {
+	if d, ok := t.domains.load(domain); ok {
+		return d, true
+	}
+	if key, err := normalizeHost(domain); err == nil && key != domain {
+		return t.domains.load(key)
+	}
+	return nil, false
+}
