@@ -30,8 +30,9 @@ type domain struct {
 	key       string
 	limit     *config.Limit
 	rule      limiter.Rule
-	unpaced   bool          // disabled, or an exempt loopback host
-	slots     chan struct{} // nil without MaxConcurrent
+	req       limiter.Request // key and rule, for the limiter's calls that wait for nothing
+	unpaced   bool            // disabled, or an exempt loopback host
+	slots     chan struct{}   // nil without MaxConcurrent
 }
 
 // finish ends a sent request: its slot and its domain are free again.

@@ -33,7 +33,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
 	}
 	d.listening.Store(throttled)
-	added, err := t.limiter.Observe(context.WithoutCancel(ctx), &limiter.Request{Key: d.key, Rule: &d.rule}, &o)
+	added, err := t.limiter.Observe(context.WithoutCancel(ctx), &d.req, &o)
 	if err != nil {
 		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
 		return

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
-	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -45,7 +44,7 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 	if d.unpaced {
 		return 0
 	}
-	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
+	st, err := t.limiter.State(context.Background(), &d.req)
 	if err != nil {
 		return 0
 	}
@@ -57,7 +56,7 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	if d.unpaced {
 		return s
 	}
-	st, err := t.limiter.State(context.Background(), &limiter.Request{Key: d.key, Rule: &d.rule})
+	st, err := t.limiter.State(context.Background(), &d.req)
 	if err != nil {
 		return s
 	}
