@@ -27,7 +27,6 @@ type domain struct {
 
 	evicted   atomic.Bool
 	listening atomic.Bool // a throttled response came: the next success ends a backoff
-	key       string
 	limit     *config.Limit
 	rule      limiter.Rule
 	req       limiter.Request // key and rule, for the limiter's calls that wait for nothing

@@ -35,7 +35,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	d.listening.Store(throttled)
 	added, err := t.limiter.Observe(context.WithoutCancel(ctx), &d.req, &o)
 	if err != nil {
-		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
+		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.req.Key, "status", resp.StatusCode, "err", err)
 		return
 	}
 	if added <= 0 {
@@ -43,7 +43,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	}
 	d.stats.Paused(added)
 	if t.logger.Enabled(ctx, slog.LevelDebug) {
-		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", resp.StatusCode)
+		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.req.Key, "added", added, "status", resp.StatusCode)
 	}
 }
 

@@ -23,7 +23,7 @@ func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
 func (t *Transport) AllStats() map[string]stats.Snapshot {
 	out := make(map[string]stats.Snapshot)
 	for _, d := range t.domains.all() {
-		out[d.key] = t.snapshot(d)
+		out[d.req.Key] = t.snapshot(d)
 	}
 	return out
 }
@@ -52,7 +52,7 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 }
 
 func (t *Transport) snapshot(d *domain) stats.Snapshot {
-	s := d.stats.Snapshot(d.key)
+	s := d.stats.Snapshot(d.req.Key)
 	if d.unpaced {
 		return s
 	}

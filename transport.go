@@ -223,7 +223,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	case d.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		return &WaitError{Domain: d.req.Key, RetryAt: t.clock.now(), Err: ctx.Err()}
 	}
 }
 
@@ -234,20 +234,20 @@ func (t *Transport) wait(ctx context.Context, f *flight) error {
 		res.OK = true
 		return nil
 	}
-	f.req = limiter.Request{Key: d.key, Rule: &d.rule, MaxWait: t.maxWait}
+	f.req = limiter.Request{Key: d.req.Key, Rule: &d.rule, MaxWait: t.maxWait}
 	err := limiter.Wait(ctx, t.limiter, &f.req, res)
 	if err == nil {
 		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
-			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
+			t.logger.DebugContext(ctx, "polite: waited", "domain", d.req.Key, "wait", res.Wait, "rule", res.Reason)
 		}
 		return nil
 	}
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return &WaitError{Domain: d.req.Key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
 		}
 	}
-	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
+	return fmt.Errorf("polite: %s: limiter: %w", d.req.Key, err)
 }
 
 // refuse ends a request that will not be sent: it gives back its slot

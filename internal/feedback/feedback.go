@@ -46,10 +46,10 @@ type Policy struct {
 // State is what one key has learned from its server. Its methods take
 // explicit times; it is not safe for concurrent use.
 type State struct {
-	until    time.Time     // the end of the latest pause this State asked for
+	until    int64         // the end of the latest pause this State asked for, in Unix nanoseconds
 	reason   string        // why until was set
 	step     time.Duration // the current backoff pause; 0 when not backing off
-	stepAt   time.Time     // when the current backoff step began
+	stepAt   int64         // when the current backoff step began, in Unix nanoseconds
 	adaptive time.Duration // the adaptive gap; 0 until the first response
 	crawl    time.Duration // the longest Crawl-delay of the key's hosts
 	host     string        // the host whose robots.txt asks for crawl
@@ -94,24 +94,24 @@ func (s *State) Observe(r *Response, now time.Time, p *Policy) Verdict {
 	case r.RateLimit > 0:
 		v = Verdict{Pause: r.RateLimit, Reason: RateLimit}
 	case throttled:
-		if s.step > 0 && !r.Sent.After(s.stepAt) {
+		if s.step > 0 && r.Sent.UnixNano() <= s.stepAt {
 			return Verdict{}
 		}
 		s.step = min(max(2*s.step, firstBackoff), p.MaxPause)
-		s.stepAt = now
+		s.stepAt = now.UnixNano()
 		v = Verdict{Pause: s.step, Reason: Backoff}
 	}
-	if r.Status >= 200 && r.Status < 400 && s.step > 0 && r.Sent.After(s.stepAt) {
+	if r.Status >= 200 && r.Status < 400 && s.step > 0 && r.Sent.UnixNano() > s.stepAt {
 		s.step = 0
 	}
 	if v.Pause <= 0 {
 		return Verdict{}
 	}
 	v.Pause = min(v.Pause, p.MaxPause)
-	end := now.Add(v.Pause)
-	if end.After(s.until) {
-		if s.until.After(now) {
-			v.Added = end.Sub(s.until)
+	n := now.UnixNano()
+	if end := n + int64(v.Pause); end > s.until {
+		if s.until > n {
+			v.Added = time.Duration(end - s.until)
 		} else {
 			v.Added = v.Pause
 		}
@@ -152,7 +152,7 @@ func (s *State) MinDelay() (time.Duration, string) {
 // this State asked for, or "" if it asked for none that lasts that long
 // (the pause came from elsewhere, such as another worker).
 func (s *State) PauseReason(now time.Time) string {
-	if s.until.After(now) {
+	if s.until > now.UnixNano() {
 		return s.reason
 	}
 	return ""
@@ -207,26 +207,12 @@ type Saved struct {
 
 // Save returns s as it is written to disk.
 func (s *State) Save() Saved {
-	return Saved{Until: unixNano(s.until), Reason: s.reason, Step: s.step, StepAt: unixNano(s.stepAt),
+	return Saved{Until: s.until, Reason: s.reason, Step: s.step, StepAt: s.stepAt,
 		Adaptive: s.adaptive, Crawl: s.crawl, Host: s.host}
 }
 
 // Restore makes s what v saved.
 func (s *State) Restore(v Saved) {
-	*s = State{until: fromUnixNano(v.Until), reason: v.Reason, step: v.Step, stepAt: fromUnixNano(v.StepAt),
+	*s = State{until: v.Until, reason: v.Reason, step: v.Step, stepAt: v.StepAt,
 		adaptive: v.Adaptive, crawl: v.Crawl, host: v.Host}
-}
-
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
 }
