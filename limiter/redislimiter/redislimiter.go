@@ -121,7 +121,8 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 
 // Reserve implements limiter.Limiter: one round trip to Redis claims the
 // earliest start every rule of r.Key allows, or nothing when the wait would
-// exceed r.MaxWait.
+// exceed r.MaxWait, or 400 days whatever r.MaxWait (a rule that
+// config.Limit.Validate refuses can ask for more).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	if !l.health.down.Load() {
 		var sample int64

@@ -3,6 +3,7 @@ package redislimiter
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/polite-go/polite/limiter"
@@ -23,7 +24,7 @@ func parseReservation(reply any) (limiter.Reservation, error) {
 	if err := errors.Join(okErr, waitErr); err != nil || !reasonOK {
 		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	res := limiter.Reservation{OK: ok == 1, Wait: time.Duration(wait) * time.Microsecond, Reason: reason}
+	res := limiter.Reservation{OK: ok == 1, Wait: fromMicros(wait), Reason: reason}
 	if !res.OK {
 		return res, nil
 	}
@@ -52,14 +53,14 @@ func parseState(reply any, quotas int) (limiter.State, error) {
 	if err := errors.Join(waitErr, pausedErr); err != nil || !reasonOK {
 		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	st := limiter.State{Wait: time.Duration(wait) * time.Microsecond, Reason: reason, Paused: time.Duration(paused) * time.Microsecond}
+	st := limiter.State{Wait: fromMicros(wait), Reason: reason, Paused: fromMicros(paused)}
 	for i := range quotas {
 		remaining, remErr := replyInt(v, 3+2*i)
 		next, nextErr := replyInt(v, 4+2*i)
 		if err := errors.Join(remErr, nextErr); err != nil {
 			return limiter.State{}, err
 		}
-		st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: int(remaining), NextFree: time.Duration(next) * time.Microsecond})
+		st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: int(remaining), NextFree: fromMicros(next)})
 	}
 	return st, nil
 }
@@ -70,4 +71,16 @@ func replyInt(v []any, i int) (int64, error) {
 		return 0, fmt.Errorf("%w: element %d is %T, want an integer", errReply, i, v[i])
 	}
 	return n, nil
+}
+
+// fromMicros is a duration the scripts reply in microseconds, never
+// negative, and saturated rather than wrapped where it would overflow.
+func fromMicros(us int64) time.Duration {
+	switch {
+	case us <= 0:
+		return 0
+	case us > math.MaxInt64/int64(time.Microsecond):
+		return math.MaxInt64
+	}
+	return time.Duration(us) * time.Microsecond
 }

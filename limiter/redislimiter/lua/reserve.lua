@@ -39,19 +39,26 @@
 -- reason, paused, then each quota's remaining and next_free}. Arguments
 -- that are '0' are not converted, as those that are left out are not: the
 -- common case costs less.
+--
+-- horizon, defined before this script, is the longest wait: a reservation
+-- that would wait longer is refused whatever the longest acceptable wait,
+-- and a report says horizon. Each duration in ARGV and each wait for
+-- tokens is cut to twice horizon, still refused, so that every time stays
+-- an exact integer well within an int64 and the keys' expiry is a number
+-- PEXPIRE takes.
 local nq = #KEYS - 1
 local rate, burst, min_delay, jitter = tonumber(ARGV[1]), tonumber(ARGV[2]), 0, 0
 if ARGV[3] ~= '0' then
-  min_delay = tonumber(ARGV[3])
+  min_delay = math.min(tonumber(ARGV[3]), 2 * horizon)
 end
 if ARGV[4] ~= '0' then
-  jitter = tonumber(ARGV[4])
+  jitter = math.min(tonumber(ARGV[4]), 2 * horizon)
 end
 local sig, requests, windows = '', nil, nil
 if nq > 0 then
   requests, windows = {}, {}
   for i = 1, nq do
-    requests[i], windows[i] = tonumber(ARGV[3 + 2 * i]), tonumber(ARGV[4 + 2 * i])
+    requests[i], windows[i] = tonumber(ARGV[3 + 2 * i]), math.min(tonumber(ARGV[4 + 2 * i]), 2 * horizon)
     if i > 1 then
       sig = sig .. ','
     end
@@ -60,7 +67,7 @@ if nq > 0 then
 end
 local report, sample, max_wait = ARGV[5 + 2 * nq] == 'report', 0, 0
 if ARGV[5 + 2 * nq] and not report then
-  sample, max_wait = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq] or 0)
+  sample, max_wait = math.min(tonumber(ARGV[5 + 2 * nq]), 2 * horizon), tonumber(ARGV[6 + 2 * nq] or 0)
 end
 
 local now = clock()
@@ -117,7 +124,7 @@ if rate > 0 then
   end
   local missing = 1 - level
   if missing > 0 then
-    t, reason = t + math.ceil(missing * 1e6 / rate), 'rate'
+    t, reason = t + math.min(math.ceil(missing * 1e6 / rate), 2 * horizon), 'rate'
   end
 end
 if l and sample > 0 then
@@ -129,7 +136,7 @@ if l and sample > 0 then
 end
 
 if report then
-  local out = {t - now, reason, math.max(0, p - now)}
+  local out = {math.min(t - now, horizon), reason, math.max(0, p - now)}
   for i = 1, nq do
     local remaining, next_free = requests[i], 0
     if fits then
@@ -147,6 +154,9 @@ if report then
   end
   return out
 end
+if t - now > horizon then
+  return {0, horizon, reason}
+end
 if max_wait > 0 and (t - now) * 1000 > max_wait then
   return {0, t - now, reason}
 end
@@ -163,7 +173,7 @@ if rate > 0 then
     end
   end
   tk, ta = level - 1, t
-  local full = t + math.ceil((burst - tk) * 1e6 / rate) -- the bucket is full again
+  local full = t + math.min(math.ceil((burst - tk) * 1e6 / rate), 2 * horizon) -- the bucket is full again
   if full > qa then
     qa = full
   end
@@ -192,10 +202,13 @@ l, seq = t, seq + 1
 -- The keys expire at qa plus the time from now to qa, at least a second,
 -- set whenever qa passes the expiry set before, or when a list was just
 -- made. So a busy domain seldom pays for PEXPIRE, and an idle one is gone
--- soon after it has fully recovered. pause.lua does the same.
+-- soon after it has fully recovered. qa is at most 5 horizons away (a
+-- start, then min_delay and jitter), so the expiry is at most 10; one
+-- recorded further (by an older script) is set again. pause.lua does the
+-- same.
 local ms
-if qa > xa or made then
-  local ttl = math.max(qa - now, 0) + math.max(qa - now, 1e6)
+if qa > xa or made or xa - now > 10 * horizon then
+  local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
   xa, ms = now + ttl, math.ceil(ttl / 1000)
 end
 redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq))
