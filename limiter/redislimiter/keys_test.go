@@ -86,7 +86,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 		res, err := l.reserve(ctx, r, 0)
 		require.NoError(t, err, domain)
 		require.True(t, res.OK)
-		_, err = l.run(ctx, l.scripts.cancel, l.keys(domain, 2), append(ruleArgs(rule, 2), res.ID, res.Start))
+		_, err = l.run(ctx, l.scripts.cancel, l.keys(domain, 2), cancelArgs(rule, res))
 		require.NoError(t, err, domain)
 		require.NoError(t, l.pause(ctx, domain, time.Second), domain)
 		st, err := l.State(ctx, domain, rule)

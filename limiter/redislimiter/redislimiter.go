@@ -181,8 +181,7 @@ func (l *Limiter) Cancel(ctx context.Context, r limiter.Request, res limiter.Res
 	case l.health.down.Load():
 		return l.whileDown()
 	}
-	args := append(ruleArgs(r.Rule, 2), res.ID, res.Start)
-	_, err := l.run(ctx, l.scripts.cancel, l.keys(r.Key, len(r.Rule.Quotas)), args)
+	_, err := l.run(ctx, l.scripts.cancel, l.keys(r.Key, len(r.Rule.Quotas)), cancelArgs(r.Rule, res))
 	if err == nil {
 		return nil
 	}

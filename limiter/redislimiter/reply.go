@@ -12,7 +12,9 @@ import (
 var errReply = errors.New("unexpected reply from a script")
 
 // parseReservation reads the reserve script's reply:
-// {ok, wait, reason[, id, start]}, times in microseconds.
+// {ok, wait, reason[, seq, start, epoch]}, times in microseconds. The
+// reservation's ID is its state's epoch above its number below, as
+// cancelArgs reads it.
 func parseReservation(reply any) (limiter.Reservation, error) {
 	v, _ := reply.([]any)
 	if len(v) < 3 {
@@ -28,16 +30,23 @@ func parseReservation(reply any) (limiter.Reservation, error) {
 	if !res.OK {
 		return res, nil
 	}
-	if len(v) < 5 {
+	if len(v) < 6 {
 		return limiter.Reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	id, idErr := replyInt(v, 3)
+	seq, seqErr := replyInt(v, 3)
 	start, startErr := replyInt(v, 4)
-	if err := errors.Join(idErr, startErr); err != nil {
+	epoch, epochErr := replyInt(v, 5)
+	if err := errors.Join(seqErr, startErr, epochErr); err != nil {
 		return limiter.Reservation{}, err
 	}
-	res.ID, res.Start = uint64(id), start
+	res.ID, res.Start = uint64(epoch)<<32|uint64(seq)&math.MaxUint32, start
 	return res, nil
+}
+
+// cancelArgs returns the cancel script's arguments for res, made under
+// rule: the rule, then res's epoch, number and start.
+func cancelArgs(rule limiter.Rule, res limiter.Reservation) []any {
+	return append(ruleArgs(rule, 3), res.ID>>32, res.ID&math.MaxUint32, res.Start)
 }
 
 // parseState reads the state script's reply: {wait, reason, paused, then

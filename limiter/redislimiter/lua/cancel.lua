@@ -1,8 +1,10 @@
--- cancel gives back the reservation with ID ARGV[x] that starts at
--- ARGV[x+1], after the rule as reserve.lua reads it, as keyState.cancel
--- does: the latest reservation is undone exactly; an older one returns its
--- token and its quota slots. It returns 1 for an undo, 2 for a give-back,
--- 0 when the domain is gone. The state is as reserve.lua describes it.
+-- cancel gives back the reservation of epoch ARGV[x], number ARGV[x+1],
+-- that starts at ARGV[x+2], after the rule as reserve.lua reads it, as
+-- keyState.cancel does: the latest reservation is undone exactly; an older
+-- one returns its token and its quota slots. It returns 1 for an undo, 2
+-- for a give-back, 0 when the domain is gone or its state is not the one
+-- the reservation was made in (another epoch). The state is as reserve.lua
+-- describes it.
 local nq = #KEYS - 1
 local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
 local sig = ''
@@ -12,13 +14,16 @@ for i = 1, nq do
   end
   sig = sig .. ARGV[3 + 2 * i]
 end
-local id = tonumber(ARGV[5 + 2 * nq])
-local start = ARGV[6 + 2 * nq]
+local epoch, id = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq])
+local start = ARGV[7 + 2 * nq]
 local raw = redis.call('HGET', KEYS[1], 's')
 if not raw then
   return 0
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq = cmsgpack.unpack(raw)
+local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep = cmsgpack.unpack(raw)
+if ep ~= epoch then
+  return 0
+end
 local fits = nq > 0 and had_sig == sig
 
 -- Both ways the domain is quiet no later than before, so the keys' expiry
@@ -35,7 +40,7 @@ if seq == id and uqa then
       end
     end
   end
-  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa))
+  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, nil, nil, nil, nil, nil, ep))
   return 1
 end
 
@@ -49,5 +54,5 @@ if fits then
     end
   end
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep))
 return 2

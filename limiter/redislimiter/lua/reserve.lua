@@ -19,7 +19,7 @@
 --   l       the latest start; nil when none
 --   p       paused until
 --   qa      quiet at: from then on the state is as good as a fresh one
---   seq     the latest reservation's ID
+--   seq     the latest reservation's number, below 2^32
 --   sig     the quotas' sizes the lists were made for ("10,100"); lists
 --           made for other sizes count as empty (fitWindows)
 --   xa      when the keys expire
@@ -29,12 +29,17 @@
 --   uq      with quotas, for each one whether the latest reservation
 --           pushed onto its list and the start that push evicted (nil:
 --           none), in one table; nil without quotas
+--   ep      the state's epoch, in [1, 2^32): set from the clock when the
+--           first reservation writes the state, so that a state made anew
+--           (FLUSHALL, a restart without persistence, an eviction) is told
+--           apart from the one before, and the reservations of the one
+--           before cannot be given back into it; nil until then
 --
 -- ARGV is the rule: rate, burst, min_delay, jitter, then each quota's
 -- requests and window. To reserve, the jitter sample and the longest
 -- acceptable wait in nanoseconds (0: any) follow, each left out when it is
 -- 0 and nothing follows it; to report, 'report' follows. A reservation
--- returns {1, wait, reason, id, start}, or {0, wait, reason} when the wait
+-- returns {1, wait, reason, seq, start, ep}, or {0, wait, reason} when the wait
 -- is too long, in which case it changes nothing. A report returns {wait,
 -- reason, paused, then each quota's remaining and next_free}. Arguments
 -- that are '0' are not converted, as those that are left out are not: the
@@ -72,9 +77,10 @@ end
 
 local now = clock()
 local raw = redis.call('HGET', KEYS[1], 's')
-local tk, ta, l, p, qa, seq, had_sig, xa = nil, nil, nil, 0, 0, 0, '', 0
+local tk, ta, l, p, qa, seq, had_sig, xa, ep = nil, nil, nil, 0, 0, 0, '', 0, nil
 if raw then
-  tk, ta, l, p, qa, seq, had_sig, xa = cmsgpack.unpack(raw)
+  local _
+  tk, ta, l, p, qa, seq, had_sig, xa, _, _, _, _, _, ep = cmsgpack.unpack(raw)
 end
 local fits = had_sig == sig
 
@@ -197,7 +203,10 @@ if nq > 0 then
     qa = math.max(qa, t + windows[i])
   end
 end
-l, seq = t, seq + 1
+if not ep then
+  ep, seq = now % 4294967295 + 1, 0
+end
+l, seq = t, (seq + 1) % 4294967296
 
 -- The keys expire at qa plus the time from now to qa, at least a second,
 -- set whenever qa passes the expiry set before, or when a list was just
@@ -211,10 +220,10 @@ if qa > xa or made or xa - now > 10 * horizon then
   local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
   xa, ms = now + ttl, math.ceil(ttl / 1000)
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep))
 if ms then
   for i = 1, #KEYS do
     redis.call('PEXPIRE', KEYS[i], ms)
   end
 end
-return {1, t - now, reason, seq, t}
+return {1, t - now, reason, seq, t, ep}
