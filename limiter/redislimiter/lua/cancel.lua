@@ -1,12 +1,18 @@
 -- cancel gives back the reservation of epoch ARGV[x], number ARGV[x+1],
--- that starts at ARGV[x+2], after the rule as reserve.lua reads it, as
--- keyState.cancel does: the latest reservation is undone exactly; an older
--- one returns its token and its quota slots. It returns 1 for an undo, 2
--- for a give-back, 0 when the domain is gone or its state is not the one
--- the reservation was made in (another epoch). The state is as reserve.lua
--- describes it.
+-- that starts at ARGV[x+2], after the rule as reserve.lua reads it. The
+-- latest reservation is undone exactly. An older one frees its quota slots
+-- and nothing else: its token stays spent and the min delay after it
+-- stands, as if its request had been sent. Its token cannot come back at
+-- the time of the latest start, where the bucket has been counted since:
+-- when the turns after it were queued, it would have refilled a full
+-- bucket, letting the next request share the latest's start; and without
+-- the starts in between, which only quotas keep, there is no telling when
+-- it would not. So a freed turn is never reused sooner than the rules
+-- allow; the cost is that later requests wait up to a token longer for
+-- each older turn given back. It returns 1 for an undo, 2 for a give-back,
+-- 0 when the domain is gone or its state is not the one the reservation was
+-- made in (another epoch). The state is as reserve.lua describes it.
 local nq = #KEYS - 1
-local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
 local sig = ''
 for i = 1, nq do
   if i > 1 then
@@ -44,9 +50,6 @@ if seq == id and uqa then
   return 1
 end
 
-if rate > 0 and ta then
-  tk = math.min(burst, tk + 1)
-end
 if fits then
   for i = 1, nq do
     if redis.call('LREM', KEYS[1 + i], -1, start) > 0 and uqa then
