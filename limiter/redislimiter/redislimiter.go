@@ -74,6 +74,7 @@ type Limiter struct {
 	scripts   scripts
 	deadlines *deadlines
 	fallback  *limiter.Memory
+	handoff   *handoff // with the fallback: this process's own pace across switches
 	health    health
 }
 
@@ -114,7 +115,7 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 		health:    health{stop: make(chan struct{})},
 	}
 	if l.mode == modeFallback {
-		l.fallback = limiter.NewMemory()
+		l.fallback, l.handoff = limiter.NewMemory(), newHandoff()
 	}
 	return l, nil
 }
@@ -129,7 +130,7 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 		if r.Rule.Jitter > 0 {
 			sample = int64(rand.N(r.Rule.Jitter) / time.Microsecond)
 		}
-		res, err := l.reserve(ctx, r, sample)
+		res, err := l.reserveShared(ctx, r, sample)
 		if err == nil {
 			return res, nil
 		}
@@ -144,17 +145,23 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 	case modeFailClosed:
 		return limiter.Reservation{}, l.unavailable()
 	}
-	res, err := l.fallback.Reserve(ctx, r)
-	res.Degraded = true
-	return res, err
+	return l.reserveFallback(ctx, r)
 }
 
 // reserve runs the reserve script with jitter sample, in microseconds.
-// The sample and the longest wait are left out when 0, as the script
-// allows, since that is the common case and each argument costs Redis.
 func (l *Limiter) reserve(ctx context.Context, r limiter.Request, sample int64) (limiter.Reservation, error) {
-	args := ruleArgs(r.Rule, 2)
+	return l.reserveAfter(ctx, r, sample, 0)
+}
+
+// reserveAfter is reserve for a start no earlier than notBefore
+// microseconds from when the script runs. The sample, the longest wait and
+// notBefore are left out when 0, as the script allows, since that is the
+// common case and each argument costs Redis.
+func (l *Limiter) reserveAfter(ctx context.Context, r limiter.Request, sample, notBefore int64) (limiter.Reservation, error) {
+	args := ruleArgs(r.Rule, 3)
 	switch maxWait := int64(max(r.MaxWait, 0)); {
+	case notBefore != 0:
+		args = append(args, sample, maxWait, notBefore)
 	case maxWait != 0:
 		args = append(args, sample, maxWait)
 	case sample != 0:

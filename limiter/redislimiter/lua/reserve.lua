@@ -36,9 +36,12 @@
 --           before cannot be given back into it; nil until then
 --
 -- ARGV is the rule: rate, burst, min_delay, jitter, then each quota's
--- requests and window. To reserve, the jitter sample and the longest
--- acceptable wait in nanoseconds (0: any) follow, each left out when it is
--- 0 and nothing follows it; to report, 'report' follows. A reservation
+-- requests and window. To reserve, the jitter sample, the longest
+-- acceptable wait in nanoseconds (0: any) and the not-before follow, each
+-- left out when it is 0 and nothing follows it; to report, 'report'
+-- follows. The not-before is how long from now the caller's own earlier
+-- starts, which Redis did not grant (its fallback did, while Redis was
+-- away), keep this start back: the queue goes on from there. A reservation
 -- returns {1, wait, reason, seq, start, ep}, or {0, wait, reason} when the wait
 -- is too long, in which case it changes nothing. A report returns {wait,
 -- reason, paused, then each quota's remaining and next_free}. Arguments
@@ -70,9 +73,12 @@ if nq > 0 then
     sig = sig .. ARGV[3 + 2 * i]
   end
 end
-local report, sample, max_wait = ARGV[5 + 2 * nq] == 'report', 0, 0
+local report, sample, max_wait, not_before = ARGV[5 + 2 * nq] == 'report', 0, 0, 0
 if ARGV[5 + 2 * nq] and not report then
   sample, max_wait = math.min(tonumber(ARGV[5 + 2 * nq]), 2 * horizon), tonumber(ARGV[6 + 2 * nq] or 0)
+  if ARGV[7 + 2 * nq] then
+    not_before = math.min(tonumber(ARGV[7 + 2 * nq]), 2 * horizon)
+  end
 end
 
 local now = clock()
@@ -111,6 +117,9 @@ if l then
   if min_delay > 0 and l + min_delay > t then
     t, reason = l + min_delay, 'min_delay'
   end
+end
+if not_before > 0 and now + not_before > t then
+  t, reason = now + not_before, 'queue'
 end
 if p > t then
   t, reason = p, 'pause'
