@@ -32,7 +32,7 @@ import (
 // start (a full bucket, min delay and jitter over), when it changes
 // nothing; each shard sweeps such entries whenever it has doubled in size
 // since its last sweep. So only domains this process used in the recent
-// past cost memory, about 100 bytes each.
+// past cost memory, about 100 bytes each plus the domain's name.
 //
 // A handoff is safe for concurrent use.
 type handoff struct {

@@ -41,19 +41,56 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // bytes each (MEMORY USAGE), plus about 12 bytes per request a quota
 // allows.
 //
+// What holds across processes: Redis never grants two starts of one domain
+// closer than its rules allow, on Redis's clock, whichever processes ask.
+// Neither a reset of Redis (FLUSHALL, a restart without persistence, an
+// evicted key) nor a turn given back breaks that: each domain's state has
+// an epoch, so a reservation made before a reset cannot be given back into
+// the state made after it; and a turn given back that is not the latest
+// frees its quota slots but not its token, so that it is never reused
+// sooner than the rules allow (later requests may wait a token longer than
+// they need). A request goes when its wait, counted from the reply, is
+// over: late by the reply's trip back, and by its timer firing late on a
+// busy machine. Redis does not learn of that lateness, and the turns after
+// it are granted already, so the gap after a late request narrows by as
+// much as it was late: the server can see two requests of one domain
+// closer than the rules allow by how late the first went, about a round
+// trip on a quiet machine. Waits are capped: a reservation that would wait
+// more than 400 days is refused, and every key gets an expiry, whatever the
+// rule (config.Limit.Validate refuses rules that come near).
+//
 // Concurrency caps (max_concurrent) are not shared: the Transport enforces
 // them in each process, since a shared count would leak the slots of a
 // worker that dies mid-request.
 //
 // Each call to Redis is bounded by WithTimeout. When Redis does not answer
-// in time or fails, the Limiter logs it once and, by default, paces each
-// domain in this process with the same limits (a limiter.Memory), marking
-// its reservations Degraded, which the Transport counts in its stats; no
-// request fails because Redis is down. FailOpen stops pacing instead and
-// FailClosed fails requests; their docs say when to use which. In the
-// background the Limiter pings Redis (WithProbeInterval) and returns to the
-// shared pace as soon as it answers, logging that once too. Pauses made
-// while Redis is away are carried over to it then.
+// in time or fails (a full Redis refusing writes included), the Limiter
+// logs it once and, by default, paces each domain in this process with the
+// same limits (a limiter.Memory), marking its reservations Degraded, which
+// the Transport counts in its stats; no request fails because Redis is
+// down. FailOpen stops pacing instead and FailClosed fails requests; their
+// docs say when to use which. In the background the Limiter tries a
+// reservation of its own (WithProbeInterval), not a PING, and returns to
+// the shared pace as soon as that works, logging that once too: an outage
+// is one outage, one warning and one recovery. Pauses made while Redis is
+// away are carried over to it then.
+//
+// What an outage costs, by default: the request whose call fails waits up
+// to WithTimeout before it is paced here; then each process paces on its
+// own, so a domain sees up to the number of processes times its pace,
+// and no more, also across the switches. A process's fallback starts after
+// the turns Redis granted it, which still go (measured: two processes at
+// 5/s, burst 1, four requests in flight each, started 13 requests in the
+// first 2s after Redis died, where their own paces allow 20 and the
+// fallbacks starting with full buckets made 27); and back on Redis, a
+// process's first turns come no earlier than its own pace allows after its
+// fallback's. To do so each process remembers, per domain it used in the
+// recent past, its own latest start and bucket, about 100 bytes plus the
+// domain's name. What is not carried over: the quota windows (each
+// fallback counts only its own starts, from the outage on), and, with a
+// burst above 1, the switch back waits only for this process's next token
+// while Redis's bucket may hold more, so it can add up to burst-1 starts
+// to the process's own pace.
 //
 // Create the client with ContextTimeoutEnabled, so that go-redis itself
 // ends a call at the timeout; with a client that does not, each call runs
