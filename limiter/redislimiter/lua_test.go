@@ -101,9 +101,10 @@ func TestScriptsMatchMemory(t *testing.T) {
 			reserve(20 * ms), {at: 30 * ms, op: "cancel", cancel: 5}, {at: 30 * ms, op: "cancel", cancel: 1},
 			{at: 40 * ms, op: "state"}, reserve(40 * ms), reserve(40 * ms),
 		}},
-		// Giving back an older turn is not compared: the scripts keep its
-		// token spent (TestCancelOlderTurnMakesNoBurst), where Memory
-		// returned it at the latest turn's time, a burst.
+		{"cancel an older one", limiter.Rule{Rate: 10, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}, []step{
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", cancel: 1}, {at: 10 * ms, op: "state"},
+			reserve(20 * ms), reserve(20 * ms), {at: 30 * ms, op: "state"},
+		}},
 		{"max wait refusal claims nothing", perSecond(1, 1), []step{
 			reserve(0), {at: 0, op: "reserve", maxWait: 500 * ms}, {at: 0, op: "reserve", maxWait: time.Second},
 			{at: 0, op: "reserve", maxWait: 1500 * ms}, {at: 10 * ms, op: "state"}, reserve(10 * ms),
