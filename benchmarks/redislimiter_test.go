@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -220,4 +221,65 @@ func redisInfo(b *testing.B, admin *redis.Client, section string) map[string]str
 		}
 	}
 	return info
+}
+
+// BenchmarkHandoff measures what the outage handoff adds to a reservation
+// through Redis while Redis answers: the default Limiter, which looks up
+// whether its fallback paced the domain and counts each start it is
+// granted, against a FailOpen one, which keeps no handoff, on the same
+// Redis, over one domain and over 10,000. They run by turns of a hundred
+// parallel operations each, as in BenchmarkReserveAlternating, and it
+// reports each one's time per operation and handoff/none, the median of
+// the turns' ratios: the handoff's cost is how far that is above 1. Its
+// ns/op counts an operation of each. The handoff's own bookkeeping, without
+// Redis, is BenchmarkHandoff in package redislimiter.
+func BenchmarkHandoff(b *testing.B) {
+	const turn = 100
+	srv := redistest.Start(b)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
+	b.Cleanup(func() { client.Close() })
+	ctx := context.Background()
+	rule := &limiter.Rule{Rate: 1e6, Burst: 1000}
+	for _, keys := range []int{1, 10_000} {
+		names := make([]string, keys)
+		for i := range names {
+			names[i] = "d" + strconv.Itoa(i) + ".example"
+		}
+		reserveWith := func(opts ...redislimiter.Option) func(*testing.B) {
+			l, err := redislimiter.New(client, append(opts, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { l.Close() })
+			var next atomic.Uint64
+			return func(b *testing.B) {
+				req := limiter.Request{Key: names[next.Add(1)%uint64(keys)], Rule: rule}
+				var res limiter.Reservation
+				if err := l.Reserve(ctx, &req, &res); err != nil || res.Degraded || !res.OK {
+					b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
+				}
+			}
+		}
+		handoff, none := reserveWith(), reserveWith(redislimiter.FailOpen())
+		timeOps(b, handoff, 2*keys, true) // loads the script, makes the connections, meets every domain
+		timeOps(b, none, 2*keys, true)
+		b.Run("keys="+strconv.Itoa(keys), func(b *testing.B) {
+			var handoffNs, noneNs, ratios []float64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for done, i := 0, 0; done < b.N; done, i = done+turn, i+1 {
+				n := min(turn, b.N-done)
+				var h, o float64
+				if i%2 == 0 {
+					h, o = timeOps(b, handoff, n, true), timeOps(b, none, n, true)
+				} else {
+					o, h = timeOps(b, none, n, true), timeOps(b, handoff, n, true)
+				}
+				handoffNs, noneNs, ratios = append(handoffNs, h), append(noneNs, o), append(ratios, h/o)
+			}
+			b.ReportMetric(median(handoffNs), "handoff-ns/op")
+			b.ReportMetric(median(noneNs), "none-ns/op")
+			b.ReportMetric(median(ratios), "handoff/none")
+		})
+	}
 }

@@ -193,7 +193,7 @@ func TestFileRoundTrip(t *testing.T) {
 					Adaptive: true, TargetConcurrency: 2.5,
 				},
 				"localhost":         {Disabled: true},
-				"xn--mnchen-3ya.de": {MinDelay: 2562047 * time.Hour},
+				"xn--mnchen-3ya.de": {MinDelay: 24 * time.Hour},
 			},
 		},
 	}

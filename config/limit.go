@@ -68,6 +68,14 @@ func (e *FieldError) Unwrap() error { return e.Err }
 
 // Validate reports the first field of l that cannot be used, as a
 // *FieldError naming domain.
+//
+// Besides what each field's doc asks, it refuses values that would make a
+// wait absurd: a requests_per_second below 1e-6 (one request per 11.6
+// days), a bucket that takes more than 366 days to refill
+// (burst_capacity / requests_per_second), a min_delay or jitter over 24
+// hours, and a quota window over 366 days. So every rule of a domain
+// recovers within about a year, and a limiter that keeps state until then
+// (Redis keys expire after it) never forgets a rule that still applies.
 func (l Limit) Validate(domain string) error {
 	bad := func(field, format string, args ...any) error {
 		return &FieldError{Domain: domain, Field: field, Err: fmt.Errorf(format, args...)}
@@ -75,14 +83,22 @@ func (l Limit) Validate(domain string) error {
 	switch {
 	case l.RequestsPerSecond < 0 || math.IsNaN(l.RequestsPerSecond) || math.IsInf(l.RequestsPerSecond, 0):
 		return bad("requests_per_second", "must be a positive number, got %v", l.RequestsPerSecond)
+	case l.RequestsPerSecond > 0 && l.RequestsPerSecond < minRate:
+		return bad("requests_per_second", "must be at least %v (one request per %v), got %v", minRate, time.Duration(1e9/minRate), l.RequestsPerSecond)
 	case l.RequestsPerSecond > 0 && l.Burst < 1:
 		return bad("burst_capacity", "must be at least 1, got %d", l.Burst)
+	case l.RequestsPerSecond > 0 && float64(l.Burst)/l.RequestsPerSecond > maxWindow.Seconds():
+		return bad("burst_capacity", "%d refills in more than %v at requests_per_second %v", l.Burst, maxWindow, l.RequestsPerSecond)
 	case l.RequestsPerSecond == 0 && l.Burst != 0:
 		return bad("burst_capacity", "set without requests_per_second")
 	case l.MinDelay < 0:
 		return bad("min_delay", "must not be negative, got %v", l.MinDelay)
+	case l.MinDelay > maxDelay:
+		return bad("min_delay", "must be at most %v, got %v", maxDelay, l.MinDelay)
 	case l.Jitter < 0:
 		return bad("jitter", "must not be negative, got %v", l.Jitter)
+	case l.Jitter > maxDelay:
+		return bad("jitter", "must be at most %v, got %v", maxDelay, l.Jitter)
 	case l.TargetConcurrency < 0 || math.IsNaN(l.TargetConcurrency) || math.IsInf(l.TargetConcurrency, 0):
 		return bad("target_concurrency", "must be a positive number, got %v", l.TargetConcurrency)
 	case l.MaxConcurrent < 0:
@@ -99,6 +115,8 @@ func (l Limit) Validate(domain string) error {
 			return bad(field+".requests", "must be at most %d, got %d", maxQuotaRequests, q.Requests)
 		case q.Window <= 0:
 			return bad(field+".window", "must be positive, got %v", q.Window)
+		case q.Window > maxWindow:
+			return bad(field+".window", "must be at most %v, got %v", maxWindow, q.Window)
 		}
 	}
 	return nil
@@ -108,6 +126,13 @@ func (l Limit) Validate(domain string) error {
 // A quota remembers the start of each request in its window, 8 bytes
 // each, so the largest costs 8 MB per domain.
 const maxQuotaRequests = 1_000_000
+
+// The bounds on waits that Validate sets, which its doc states.
+const (
+	minRate   = 1e-6                 // requests_per_second, when set
+	maxDelay  = 24 * time.Hour       // min_delay, jitter
+	maxWindow = 366 * 24 * time.Hour // quota windows, a full bucket's refill
+)
 
 // defaultLimit is File.Default when the file gives none.
 var defaultLimit = Limit{RequestsPerSecond: 1, Burst: 1}

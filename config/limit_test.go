@@ -27,7 +27,10 @@ func TestLimitValidateAccepts(t *testing.T) {
 		}},
 		{"disabled alone", config.Limit{Disabled: true}},
 		{"disabled with a rate", config.Limit{Disabled: true, RequestsPerSecond: 1, Burst: 1}},
-		{"tiny rate", config.Limit{RequestsPerSecond: 1e-9, Burst: 1}},
+		{"slowest rate", config.Limit{RequestsPerSecond: 1e-6, Burst: 1}},
+		{"slowest rate, bucket refilled within the bound", config.Limit{RequestsPerSecond: 1e-6, Burst: 31}},
+		{"longest min_delay and jitter", config.Limit{MinDelay: 24 * time.Hour, Jitter: 24 * time.Hour}},
+		{"longest quota window", config.Limit{MinDelay: time.Second, Quotas: []config.Quota{{Requests: 1, Window: 366 * 24 * time.Hour}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,6 +73,16 @@ func TestLimitValidateRejects(t *testing.T) {
 		}), "quotas[0].window"},
 		{"min_delay alone but negative", config.Limit{MinDelay: -time.Second}, "min_delay"},
 		{"disabled does not excuse a bad field", config.Limit{Disabled: true, MaxConcurrent: -2}, "max_concurrent"},
+		// Absurd values: waits that overflow, keys that never expire.
+		{"rate below one per 11.6 days", with(func(l *config.Limit) { l.RequestsPerSecond = 9.9e-7 }), "requests_per_second"},
+		{"rate of 1e-10", with(func(l *config.Limit) { l.RequestsPerSecond = 1e-10 }), "requests_per_second"},
+		{"rate of 1e-300", with(func(l *config.Limit) { l.RequestsPerSecond = 1e-300 }), "requests_per_second"},
+		{"bucket refilling in more than 366 days", with(func(l *config.Limit) { l.RequestsPerSecond, l.Burst = 1e-6, 32 }), "burst_capacity"},
+		{"min_delay over a day", with(func(l *config.Limit) { l.MinDelay = 24*time.Hour + time.Nanosecond }), "min_delay"},
+		{"jitter over a day", with(func(l *config.Limit) { l.Jitter = 25 * time.Hour }), "jitter"},
+		{"quota window over 366 days", with(func(l *config.Limit) {
+			l.Quotas = []config.Quota{{Requests: 1, Window: 367 * 24 * time.Hour}}
+		}), "quotas[0].window"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,4 +104,21 @@ func TestFieldErrorUnwraps(t *testing.T) {
 	err := error(&config.FieldError{Domain: "a.com", Field: "jitter", Err: cause})
 	assert.ErrorIs(t, err, cause)
 	assert.Equal(t, `config: domain "a.com": jitter: cause`, err.Error())
+}
+
+func TestLimitValidateNamesTheBound(t *testing.T) {
+	tests := []struct {
+		limit config.Limit
+		want  string
+	}{
+		{config.Limit{RequestsPerSecond: 1e-10, Burst: 1}, `config: domain "a.com": requests_per_second: must be at least 1e-06 (one request per 277h46m40s), got 1e-10`},
+		{config.Limit{RequestsPerSecond: 0.001, Burst: 40000}, `config: domain "a.com": burst_capacity: 40000 refills in more than 8784h0m0s at requests_per_second 0.001`},
+		{config.Limit{MinDelay: 48 * time.Hour}, `config: domain "a.com": min_delay: must be at most 24h0m0s, got 48h0m0s`},
+		{config.Limit{MinDelay: time.Second, Quotas: []config.Quota{{Requests: 1, Window: 10000 * time.Hour}}}, `config: domain "a.com": quotas[0].window: must be at most 8784h0m0s, got 10000h0m0s`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.EqualError(t, tt.limit.Validate("a.com"), tt.want)
+		})
+	}
 }

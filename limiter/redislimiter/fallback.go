@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/polite-go/polite/limiter"
 )
 
 // health is whether Redis answers, and what the Limiter does about it.
@@ -50,7 +52,8 @@ func (m mode) doing() string {
 	return "pacing in this process until it answers"
 }
 
-// probeLoop pings Redis until it answers or the Limiter is closed.
+// probeLoop probes Redis until its calls work again or the Limiter is
+// closed.
 func (l *Limiter) probeLoop() {
 	defer l.health.wg.Done()
 	ticker := time.NewTicker(l.probe)
@@ -67,13 +70,15 @@ func (l *Limiter) probeLoop() {
 	}
 }
 
-// recover returns to the shared pace if Redis answers, after carrying
-// over the pauses made while it was away.
+// recover returns to the shared pace if the Limiter's own call works
+// again, after carrying over the pauses made while Redis was away. The
+// call is a reservation on a key of the Limiter's own, not a PING: a Redis
+// that answers PING but refuses writes (full under noeviction, a read-only
+// replica) would otherwise recover every probe interval, fail the next
+// request and log both each time.
 func (l *Limiter) recover() bool {
 	ctx := context.Background()
-	if _, err := l.bounded(ctx, func(ctx context.Context) (any, error) {
-		return l.client.Ping(ctx).Result()
-	}); err != nil {
+	if err := l.probeCall(ctx); err != nil {
 		return false
 	}
 	h := &l.health
@@ -102,6 +107,15 @@ func (l *Limiter) recover() bool {
 			delete(pauses, key)
 		}
 	}
+}
+
+// probeCall runs the reserve script as every request does, writes
+// included, under an empty rule on the key prefix + "{%probe}:state",
+// which no domain's keys share (hashTag escapes "%"). The key expires a
+// second after the latest probe.
+func (l *Limiter) probeCall(ctx context.Context) error {
+	_, err := l.run(ctx, l.scripts.reserve, []string{l.prefix + "{%probe}:state"}, ruleArgs(limiter.Rule{}, 0))
+	return err
 }
 
 // remember keeps a pause made while Redis is away, to carry it over.

@@ -58,8 +58,9 @@ func WithTimeout(d time.Duration) Option {
 }
 
 // WithProbeInterval sets how often a Limiter whose Redis does not answer
-// pings it in the background, 250ms by default. The shared pace comes
-// back at most about one interval after Redis answers.
+// tries it again in the background, with a reservation on a key of its own
+// (not a PING, which a full Redis still answers), 250ms by default. The
+// shared pace comes back at most about one interval after that call works.
 func WithProbeInterval(d time.Duration) Option {
 	return func(o *options) { o.probeEvery = d }
 }

@@ -51,20 +51,57 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // asks for (Retry-After, RateLimit headers, backoff) are shared: each one
 // is written to Redis as well, where it holds every worker.
 //
+// What holds across processes: Redis never grants two starts of one domain
+// closer than its rules allow, on Redis's clock, whichever processes ask.
+// Neither a reset of Redis (FLUSHALL, a restart without persistence, an
+// evicted key) nor a turn given back breaks that: each domain's state has
+// an epoch, so a reservation made before a reset cannot be given back into
+// the state made after it; and a turn given back that is not the latest
+// frees its quota slots but not its token, so that it is never reused
+// sooner than the rules allow (later requests may wait a token longer than
+// they need). A request goes when its wait, counted from the reply, is
+// over: late by the reply's trip back, and by its timer firing late on a
+// busy machine. Redis does not learn of that lateness, and the turns after
+// it are granted already, so the gap after a late request narrows by as
+// much as it was late: the server can see two requests of one domain
+// closer than the rules allow by how late the first went, about a round
+// trip on a quiet machine. Waits are capped: a reservation that would wait
+// more than 400 days is refused, and every key gets an expiry, whatever the
+// rule (config.Limit.Validate refuses rules that come near).
+//
 // Concurrency caps (max_concurrent) are not shared: the Transport enforces
 // them in each process, since a shared count would leak the slots of a
 // worker that dies mid-request.
 //
 // Each call to Redis is bounded by WithTimeout. When Redis does not answer
-// in time or fails, the Limiter logs it once and, by default, paces each
-// domain in this process with the same limits and what this process
-// learned (its limiter.Memory), marking its reservations Degraded, which
-// the Transport counts in its stats; no request fails because Redis is
-// down. FailOpen stops pacing instead and FailClosed fails requests; their
-// docs say when to use which. In the background the Limiter pings Redis
-// (WithProbeInterval) and returns to the shared pace as soon as it
-// answers, logging that once too. Pauses made while Redis is away are
-// carried over to it then.
+// in time or fails (a full Redis refusing writes included), the Limiter
+// logs it once and, by default, paces each domain in this process with the
+// same limits and what this process learned (its limiter.Memory), marking
+// its reservations Degraded, which the Transport counts in its stats; no
+// request fails because Redis is down. FailOpen stops pacing instead and
+// FailClosed fails requests; their docs say when to use which. In the
+// background the Limiter tries a reservation of its own
+// (WithProbeInterval), not a PING, and returns to the shared pace as soon
+// as that works, logging that once too: an outage is one outage, one
+// warning and one recovery. Pauses made while Redis is away are carried
+// over to it then.
+//
+// What an outage costs, by default: the request whose call fails waits up
+// to WithTimeout before it is paced here; then each process paces on its
+// own, so a domain sees up to the number of processes times its pace,
+// and no more, also across the switches. A process's fallback starts after
+// the turns Redis granted it, which still go (measured: two processes at
+// 5/s, burst 1, four requests in flight each, started 13 requests in the
+// first 2s after Redis died, where their own paces allow 20 and the
+// fallbacks starting with full buckets made 27); and back on Redis, a
+// process's first turns come no earlier than its own pace allows after its
+// fallback's. To do so each process remembers, per domain it used in the
+// recent past, its own latest start and bucket, about 100 bytes plus the
+// domain's name. What is not carried over: the quota windows (each
+// fallback counts only its own starts, from the outage on), and, with a
+// burst above 1, the switch back waits only for this process's next token
+// while Redis's bucket may hold more, so it can add up to burst-1 starts
+// to the process's own pace.
 //
 // Create the client with ContextTimeoutEnabled, so that go-redis itself
 // ends a call at the timeout; with a client that does not, each call runs
@@ -85,6 +122,7 @@ type Limiter struct {
 	scripts   scripts
 	deadlines *deadlines
 	local     *limiter.Memory // what servers taught this process, and the fallback's pace
+	handoff   *handoff        // by default: this process's own pace across the switches; nil otherwise
 	health    health
 }
 
@@ -112,7 +150,7 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 	if o.probeEvery <= 0 {
 		return nil, fmt.Errorf("redislimiter: WithProbeInterval: must be positive, got %v", o.probeEvery)
 	}
-	return &Limiter{
+	l := &Limiter{
 		client:    client,
 		direct:    honorsDeadlines(client),
 		prefix:    o.prefix,
@@ -124,13 +162,18 @@ func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Lim
 		deadlines: newDeadlines(o.timeout),
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
-	}, nil
+	}
+	if l.mode == modeFallback {
+		l.handoff = newHandoff()
+	}
+	return l, nil
 }
 
 // Reserve implements limiter.Limiter: one round trip to Redis claims the
 // earliest start every rule of r.Key allows, with the gap this process
 // learned from the server, or nothing when the wait would exceed
-// r.MaxWait. While Redis does not answer it reserves as the failure mode
+// r.MaxWait, or 400 days whatever r.MaxWait (a rule that
+// config.Limit.Validate refuses can ask for more). While Redis does not answer it reserves as the failure mode
 // says: in this process by default, at once with FailOpen, and not at all
 // with FailClosed (an error wrapping ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
@@ -153,15 +196,13 @@ func (l *Limiter) Reserve(ctx context.Context, r *limiter.Request, res *limiter.
 		*res = limiter.Reservation{}
 		return l.unavailable()
 	}
-	if err := l.local.Reserve(ctx, r, res); err != nil {
-		return err
-	}
-	res.Degraded = true
+	l.reserveFallback(r, res)
 	return nil
 }
 
 // reserveShared is Reserve through Redis. Its reservations' Turn is a
-// *turn.
+// *turn. After the fallback paced r.Key, the start is no earlier than this
+// process's own pace allows; each start granted is counted into it.
 func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
 	rule := ruleOf(r)
 	local, err := l.local.State(ctx, r)
@@ -170,28 +211,42 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	}
 	paced := *rule
 	paced.MinDelay = local.MinDelay // the rule's, or what the server asked for
-	var sample time.Duration
+	var sample, notBefore time.Duration
 	if rule.Jitter > 0 {
 		sample = rand.N(rule.Jitter)
 	}
-	got, err := l.reserve(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond))
+	if l.handoff != nil {
+		notBefore = l.handoff.notBefore(r.Key, &paced, time.Now())
+	}
+	got, err := l.reserveAfter(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond), micros(notBefore))
 	if err != nil {
 		return err
 	}
 	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
 	if got.ok {
 		res.Turn = &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start}
+		if l.handoff != nil {
+			l.handoff.note(r.Key, &paced, time.Now().Add(got.wait), false)
+		}
 	}
 	return nil
 }
 
 // reserve runs the reserve script under rule with jitter sample, in
-// microseconds. The sample and the longest wait are left out when 0, as
-// the script allows, since that is the common case and each argument
-// costs Redis.
+// microseconds.
 func (l *Limiter) reserve(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample int64) (reservation, error) {
-	args := ruleArgs(*rule, 2)
+	return l.reserveAfter(ctx, key, rule, maxWait, sample, 0)
+}
+
+// reserveAfter is reserve for a start no earlier than notBefore
+// microseconds from when the script runs. The sample, the longest wait and
+// notBefore are left out when 0, as the script allows, since that is the
+// common case and each argument costs Redis.
+func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample, notBefore int64) (reservation, error) {
+	args := ruleArgs(*rule, 3)
 	switch maxWait := int64(max(maxWait, 0)); {
+	case notBefore != 0:
+		args = append(args, sample, maxWait, notBefore)
 	case maxWait != 0:
 		args = append(args, sample, maxWait)
 	case sample != 0:

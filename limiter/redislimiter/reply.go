@@ -3,6 +3,7 @@ package redislimiter
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/polite-go/polite/limiter"
@@ -16,12 +17,12 @@ type reservation struct {
 	ok     bool
 	wait   time.Duration
 	reason string
-	id     uint64 // what the cancel script needs to find the turn again
-	start  int64
+	id     uint64 // the state's epoch above the reservation's number below, as cancelArgs reads it
+	start  int64  // on Redis's clock, in microseconds
 }
 
 // parseReservation reads the reserve script's reply:
-// {ok, wait, reason[, id, start]}, times in microseconds.
+// {ok, wait, reason[, seq, start, epoch]}, times in microseconds.
 func parseReservation(reply any) (reservation, error) {
 	v, _ := reply.([]any)
 	if len(v) < 3 {
@@ -33,20 +34,28 @@ func parseReservation(reply any) (reservation, error) {
 	if err := errors.Join(okErr, waitErr); err != nil || !reasonOK {
 		return reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	res := reservation{ok: ok == 1, wait: time.Duration(wait) * time.Microsecond, reason: reason}
+	res := reservation{ok: ok == 1, wait: fromMicros(wait), reason: reason}
 	if !res.ok {
 		return res, nil
 	}
-	if len(v) < 5 {
+	if len(v) < 6 {
 		return reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	id, idErr := replyInt(v, 3)
+	seq, seqErr := replyInt(v, 3)
 	start, startErr := replyInt(v, 4)
-	if err := errors.Join(idErr, startErr); err != nil {
+	epoch, epochErr := replyInt(v, 5)
+	if err := errors.Join(seqErr, startErr, epochErr); err != nil {
 		return reservation{}, err
 	}
-	res.id, res.start = uint64(id), start
+	res.id, res.start = uint64(epoch)<<32|uint64(seq)&math.MaxUint32, start
 	return res, nil
+}
+
+// cancelArgs returns the cancel script's arguments for the reservation id
+// that starts at start, made under rule: the rule, then id's epoch and
+// number, and the start.
+func cancelArgs(rule *limiter.Rule, id uint64, start int64) []any {
+	return append(ruleArgs(*rule, 3), id>>32, id&math.MaxUint32, start)
 }
 
 // parseState reads the reserve script's report: {wait, reason, paused,
@@ -63,14 +72,14 @@ func parseState(reply any, quotas int) (limiter.State, error) {
 	if err := errors.Join(waitErr, pausedErr); err != nil || !reasonOK {
 		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	st := limiter.State{Wait: time.Duration(wait) * time.Microsecond, Reason: limiter.Reason(reason), Paused: time.Duration(paused) * time.Microsecond}
+	st := limiter.State{Wait: fromMicros(wait), Reason: limiter.Reason(reason), Paused: fromMicros(paused)}
 	for i := range quotas {
 		remaining, remErr := replyInt(v, 3+2*i)
 		next, nextErr := replyInt(v, 4+2*i)
 		if err := errors.Join(remErr, nextErr); err != nil {
 			return limiter.State{}, err
 		}
-		st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: int(remaining), NextFree: time.Duration(next) * time.Microsecond})
+		st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: int(remaining), NextFree: fromMicros(next)})
 	}
 	return st, nil
 }
@@ -81,4 +90,16 @@ func replyInt(v []any, i int) (int64, error) {
 		return 0, fmt.Errorf("%w: element %d is %T, want an integer", errReply, i, v[i])
 	}
 	return n, nil
+}
+
+// fromMicros is a duration the scripts reply in microseconds, never
+// negative, and saturated rather than wrapped where it would overflow.
+func fromMicros(us int64) time.Duration {
+	switch {
+	case us <= 0:
+		return 0
+	case us > math.MaxInt64/int64(time.Microsecond):
+		return math.MaxInt64
+	}
+	return time.Duration(us) * time.Microsecond
 }

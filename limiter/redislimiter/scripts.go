@@ -2,6 +2,7 @@ package redislimiter
 
 import (
 	_ "embed"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -29,10 +30,18 @@ type scripts struct {
 	reserve, cancel, pause *redis.Script
 }
 
+// horizon is the longest wait a Limiter hands out: a reservation that
+// would wait longer is refused, whatever the request's MaxWait, and every
+// duration the scripts read is cut to it. config.Limit.Validate keeps
+// every rule of a valid limit within a year, well inside it.
+const horizon = 400 * 24 * time.Hour
+
 // newScripts builds the scripts with clock, Lua that defines clock() to
-// return the time in microseconds: Redis's TIME in production.
+// return the time in microseconds: Redis's TIME in production. Each script
+// also sees horizon, in microseconds.
 func newScripts(clock string) scripts {
-	build := func(body string) *redis.Script { return redis.NewScript(clock + body) }
+	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n"
+	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause)}
 }
 
@@ -65,10 +74,15 @@ func hashTag(domain string) string {
 // ruleArgs returns the rule as the scripts read it from the start of
 // ARGV, with room for extra more arguments: rate, burst, min delay,
 // jitter, then each quota's requests and window. Durations become
-// microseconds, rounded up so that no gap gets shorter.
+// microseconds, rounded up so that no gap gets shorter. A rate that is
+// not a positive finite number means no bucket, as 0 does.
 func ruleArgs(rule limiter.Rule, extra int) []any {
+	rate := rule.Rate
+	if !(rate > 0) || math.IsInf(rate, 1) {
+		rate = 0
+	}
 	args := make([]any, 0, 4+2*len(rule.Quotas)+extra)
-	args = append(args, rule.Rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter))
+	args = append(args, rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter))
 	for _, q := range rule.Quotas {
 		args = append(args, q.Requests, micros(q.Window))
 	}

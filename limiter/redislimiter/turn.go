@@ -15,9 +15,9 @@ type turn struct {
 	l     *Limiter
 	key   string
 	rule  *limiter.Rule // the caller's, without the gap this process learned
-	id    uint64
-	start int64
-	given bool // given back already: a new turn, or none, replaced it
+	id    uint64        // the state's epoch above the reservation's number below
+	start int64         // on Redis's clock, in microseconds
+	given bool          // given back already: a new turn, or none, replaced it
 }
 
 var _ limiter.Turn = (*turn)(nil)
@@ -45,7 +45,7 @@ func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 }
 
 func (l *Limiter) cancel(ctx context.Context, t *turn) error {
-	args := append(ruleArgs(*t.rule, 2), t.id, t.start)
+	args := cancelArgs(t.rule, t.id, t.start)
 	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key, len(t.rule.Quotas)), args); err != nil {
 		return err
 	}
@@ -84,10 +84,7 @@ func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Dura
 	if st, err := l.local.State(ctx, &r); err != nil || st.Paused <= 0 {
 		return 0, err
 	}
-	if err := l.local.Reserve(ctx, &r, res); err != nil {
-		return 0, err
-	}
-	res.Degraded = true
+	l.reserveFallback(&r, res)
 	return res.Wait, nil
 }
 

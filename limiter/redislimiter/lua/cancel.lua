@@ -1,9 +1,17 @@
--- cancel gives back the reservation with ID ARGV[x] that starts at
--- ARGV[x+1], after the rule as reserve.lua reads it, as keyState.cancel
--- does: the latest reservation is undone exactly; an older one returns its
--- quota slots but no token, since the turns after it were planned around
--- it. It returns 1 for an undo, 2 for a give-back, 0 when the domain is
--- gone. The state is as reserve.lua describes it.
+-- cancel gives back the reservation of epoch ARGV[x], number ARGV[x+1],
+-- that starts at ARGV[x+2], after the rule as reserve.lua reads it. The
+-- latest reservation is undone exactly. An older one frees its quota slots
+-- and nothing else: its token stays spent and the min delay after it
+-- stands, as if its request had been sent. Its token cannot come back at
+-- the time of the latest start, where the bucket has been counted since:
+-- when the turns after it were queued, it would have refilled a full
+-- bucket, letting the next request share the latest's start; and without
+-- the starts in between, which only quotas keep, there is no telling when
+-- it would not. So a freed turn is never reused sooner than the rules
+-- allow; the cost is that later requests wait up to a token longer for
+-- each older turn given back. It returns 1 for an undo, 2 for a give-back,
+-- 0 when the domain is gone or its state is not the one the reservation was
+-- made in (another epoch). The state is as reserve.lua describes it.
 local nq = #KEYS - 1
 local sig = ''
 for i = 1, nq do
@@ -12,13 +20,16 @@ for i = 1, nq do
   end
   sig = sig .. ARGV[3 + 2 * i]
 end
-local id = tonumber(ARGV[5 + 2 * nq])
-local start = ARGV[6 + 2 * nq]
+local epoch, id = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq])
+local start = ARGV[7 + 2 * nq]
 local raw = redis.call('HGET', KEYS[1], 's')
 if not raw then
   return 0
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq = cmsgpack.unpack(raw)
+local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep = cmsgpack.unpack(raw)
+if ep ~= epoch then
+  return 0
+end
 local fits = nq > 0 and had_sig == sig
 
 -- Both ways the domain is quiet no later than before, so the keys' expiry
@@ -35,7 +46,7 @@ if seq == id and uqa then
       end
     end
   end
-  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa))
+  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, nil, nil, nil, nil, nil, ep))
   return 1
 end
 
@@ -46,5 +57,5 @@ if fits then
     end
   end
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep))
 return 2

@@ -1,20 +1,22 @@
--- pause makes nothing start before ARGV[1] microseconds from now; a
--- shorter pause never shortens a longer one. KEYS[1] is the state hash, as
--- reserve.lua describes it, which sets the keys' expiry the same way.
+-- pause makes nothing start before ARGV[1] microseconds from now, cut to
+-- twice horizon as reserve.lua cuts durations; a shorter pause never
+-- shortens a longer one. KEYS[1] is the
+-- state hash, as reserve.lua describes it, which sets the keys' expiry the
+-- same way.
 local now = clock()
 local raw = redis.call('HGET', KEYS[1], 's')
-local tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq = nil, nil, nil, 0, 0, 0, '', 0
+local tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep = nil, nil, nil, 0, 0, 0, '', 0
 if raw then
-  tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq = cmsgpack.unpack(raw)
+  tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep = cmsgpack.unpack(raw)
 end
-local till = now + tonumber(ARGV[1])
+local till = now + math.min(tonumber(ARGV[1]), 2 * horizon)
 p, qa = math.max(p, till), math.max(qa, till)
 local ms
-if qa > xa then
-  local ttl = math.max(qa - now, 0) + math.max(qa - now, 1e6)
+if qa > xa or xa - now > 10 * horizon then
+  local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
   xa, ms = now + ttl, math.ceil(ttl / 1000)
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep))
 if ms then
   redis.call('PEXPIRE', KEYS[1], ms)
 end

@@ -19,7 +19,7 @@
 --   l       the latest start; nil when none
 --   p       paused until
 --   qa      quiet at: from then on the state is as good as a fresh one
---   seq     the latest reservation's ID
+--   seq     the latest reservation's number, below 2^32
 --   sig     the quotas' sizes the lists were made for ("10,100"); lists
 --           made for other sizes count as empty (fitWindows)
 --   xa      when the keys expire
@@ -29,45 +29,64 @@
 --   uq      with quotas, for each one whether the latest reservation
 --           pushed onto its list and the start that push evicted (nil:
 --           none), in one table; nil without quotas
+--   ep      the state's epoch, in [1, 2^32): set from the clock when the
+--           first reservation writes the state, so that a state made anew
+--           (FLUSHALL, a restart without persistence, an eviction) is told
+--           apart from the one before, and the reservations of the one
+--           before cannot be given back into it; nil until then
 --
 -- ARGV is the rule: rate, burst, min_delay, jitter, then each quota's
--- requests and window. To reserve, the jitter sample and the longest
--- acceptable wait in nanoseconds (0: any) follow, each left out when it is
--- 0 and nothing follows it; to report, 'report' follows. A reservation
--- returns {1, wait, reason, id, start}, or {0, wait, reason} when the wait
+-- requests and window. To reserve, the jitter sample, the longest
+-- acceptable wait in nanoseconds (0: any) and the not-before follow, each
+-- left out when it is 0 and nothing follows it; to report, 'report'
+-- follows. The not-before is how long from now the caller's own earlier
+-- starts, which Redis did not grant (its fallback did, while Redis was
+-- away), keep this start back: the queue goes on from there. A reservation
+-- returns {1, wait, reason, seq, start, ep}, or {0, wait, reason} when the wait
 -- is too long, in which case it changes nothing. A report returns {wait,
 -- reason, paused, then each quota's remaining and next_free}. Arguments
 -- that are '0' are not converted, as those that are left out are not: the
 -- common case costs less.
+--
+-- horizon, defined before this script, is the longest wait: a reservation
+-- that would wait longer is refused whatever the longest acceptable wait,
+-- and a report says horizon. Each duration in ARGV and each wait for
+-- tokens is cut to twice horizon, still refused, so that every time stays
+-- an exact integer well within an int64 and the keys' expiry is a number
+-- PEXPIRE takes.
 local nq = #KEYS - 1
 local rate, burst, min_delay, jitter = tonumber(ARGV[1]), tonumber(ARGV[2]), 0, 0
 if ARGV[3] ~= '0' then
-  min_delay = tonumber(ARGV[3])
+  min_delay = math.min(tonumber(ARGV[3]), 2 * horizon)
 end
 if ARGV[4] ~= '0' then
-  jitter = tonumber(ARGV[4])
+  jitter = math.min(tonumber(ARGV[4]), 2 * horizon)
 end
 local sig, requests, windows = '', nil, nil
 if nq > 0 then
   requests, windows = {}, {}
   for i = 1, nq do
-    requests[i], windows[i] = tonumber(ARGV[3 + 2 * i]), tonumber(ARGV[4 + 2 * i])
+    requests[i], windows[i] = tonumber(ARGV[3 + 2 * i]), math.min(tonumber(ARGV[4 + 2 * i]), 2 * horizon)
     if i > 1 then
       sig = sig .. ','
     end
     sig = sig .. ARGV[3 + 2 * i]
   end
 end
-local report, sample, max_wait = ARGV[5 + 2 * nq] == 'report', 0, 0
+local report, sample, max_wait, not_before = ARGV[5 + 2 * nq] == 'report', 0, 0, 0
 if ARGV[5 + 2 * nq] and not report then
-  sample, max_wait = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq] or 0)
+  sample, max_wait = math.min(tonumber(ARGV[5 + 2 * nq]), 2 * horizon), tonumber(ARGV[6 + 2 * nq] or 0)
+  if ARGV[7 + 2 * nq] then
+    not_before = math.min(tonumber(ARGV[7 + 2 * nq]), 2 * horizon)
+  end
 end
 
 local now = clock()
 local raw = redis.call('HGET', KEYS[1], 's')
-local tk, ta, l, p, qa, seq, had_sig, xa = nil, nil, nil, 0, 0, 0, '', 0
+local tk, ta, l, p, qa, seq, had_sig, xa, ep = nil, nil, nil, 0, 0, 0, '', 0, nil
 if raw then
-  tk, ta, l, p, qa, seq, had_sig, xa = cmsgpack.unpack(raw)
+  local _
+  tk, ta, l, p, qa, seq, had_sig, xa, _, _, _, _, _, ep = cmsgpack.unpack(raw)
 end
 local fits = had_sig == sig
 
@@ -99,6 +118,9 @@ if l then
     t, reason = l + min_delay, 'min_delay'
   end
 end
+if not_before > 0 and now + not_before > t then
+  t, reason = now + not_before, 'queue'
+end
 if p > t then
   t, reason = p, 'pause'
 end
@@ -117,7 +139,7 @@ if rate > 0 then
   end
   local missing = 1 - level
   if missing > 0 then
-    t, reason = t + math.ceil(missing * 1e6 / rate), 'rate'
+    t, reason = t + math.min(math.ceil(missing * 1e6 / rate), 2 * horizon), 'rate'
   end
 end
 if l and sample > 0 then
@@ -129,7 +151,7 @@ if l and sample > 0 then
 end
 
 if report then
-  local out = {t - now, reason, math.max(0, p - now)}
+  local out = {math.min(t - now, horizon), reason, math.max(0, p - now)}
   for i = 1, nq do
     local remaining, next_free = requests[i], 0
     if fits then
@@ -147,6 +169,9 @@ if report then
   end
   return out
 end
+if t - now > horizon then
+  return {0, horizon, reason}
+end
 if max_wait > 0 and (t - now) * 1000 > max_wait then
   return {0, t - now, reason}
 end
@@ -163,7 +188,7 @@ if rate > 0 then
     end
   end
   tk, ta = level - 1, t
-  local full = t + math.ceil((burst - tk) * 1e6 / rate) -- the bucket is full again
+  local full = t + math.min(math.ceil((burst - tk) * 1e6 / rate), 2 * horizon) -- the bucket is full again
   if full > qa then
     qa = full
   end
@@ -187,21 +212,27 @@ if nq > 0 then
     qa = math.max(qa, t + windows[i])
   end
 end
-l, seq = t, seq + 1
+if not ep then
+  ep, seq = now % 4294967295 + 1, 0
+end
+l, seq = t, (seq + 1) % 4294967296
 
 -- The keys expire at qa plus the time from now to qa, at least a second,
 -- set whenever qa passes the expiry set before, or when a list was just
 -- made. So a busy domain seldom pays for PEXPIRE, and an idle one is gone
--- soon after it has fully recovered. pause.lua does the same.
+-- soon after it has fully recovered. qa is at most 5 horizons away (a
+-- start, then min_delay and jitter), so the expiry is at most 10; one
+-- recorded further (by an older script) is set again. pause.lua does the
+-- same.
 local ms
-if qa > xa or made then
-  local ttl = math.max(qa - now, 0) + math.max(qa - now, 1e6)
+if qa > xa or made or xa - now > 10 * horizon then
+  local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
   xa, ms = now + ttl, math.ceil(ttl / 1000)
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep))
 if ms then
   for i = 1, #KEYS do
     redis.call('PEXPIRE', KEYS[i], ms)
   end
 end
-return {1, t - now, reason, seq, t}
+return {1, t - now, reason, seq, t, ep}

@@ -1,0 +1,222 @@
+package redislimiter
+
+import (
+	"hash/maphash"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+// handoff carries each domain's pace across the switches between Redis
+// and the fallback, so that neither switch adds a burst. Turns that Redis
+// granted this process still go after Redis stops answering, and turns the
+// fallback granted still go after it answers again; so it counts, per
+// domain, this process's own pace over both: its latest start and its own
+// bucket's tokens right after it, on the local clock. When the fallback
+// first paces a domain after Redis did, it is seeded to start there; when
+// Redis paces a domain again after the fallback did, each reservation
+// asks Redis for a start no earlier than this process's own pace allows
+// (reserve.lua's not-before), until that time has passed.
+//
+// Starts granted by Redis are converted to the local clock as the time the
+// call returned plus the wait: when the caller's timer fires. So the
+// clocks need not agree, and each conversion errs late by the reply's
+// trip, which only delays the turns after it.
+//
+// Memory is bounded as limiter.Memory bounds its own: a domain's entry is
+// dropped once this process's own pace has fully recovered from its latest
+// start (a full bucket, min delay and jitter over), when it changes
+// nothing; each shard sweeps such entries whenever it has doubled in size
+// since its last sweep. So only domains this process used in the recent
+// past cost memory, about 100 bytes each plus the domain's name.
+//
+// A handoff is safe for concurrent use.
+type handoff struct {
+	seed     maphash.Seed
+	fellBack atomic.Int64 // entries with fellBack set: none, and Redis reservations skip the lookup
+	shards   [handoffShards]handoffShard
+}
+
+const handoffShards = 16
+
+type handoffShard struct {
+	mu      sync.Mutex
+	keys    map[string]held
+	sweepAt int
+}
+
+// held is this process's own pace of one domain, over Redis and the
+// fallback together.
+type held struct {
+	latest   time.Time // the latest start granted to this process, local clock
+	tokens   float64   // its own bucket right after latest
+	seeded   bool      // the fallback has been seeded with latest
+	fellBack bool      // the fallback granted a start since Redis last paced the domain alone
+	expires  time.Time // from then on the entry constrains nothing
+}
+
+func newHandoff() *handoff {
+	h := &handoff{seed: maphash.MakeSeed()}
+	for i := range h.shards {
+		h.shards[i].keys = make(map[string]held)
+		h.shards[i].sweepAt = minSweep
+	}
+	return h
+}
+
+const minSweep = 64
+
+func (h *handoff) shard(key string) *handoffShard {
+	return &h.shards[maphash.String(h.seed, key)%handoffShards]
+}
+
+// recovery is how long after a start rule stops constraining the next:
+// an empty bucket refilled, then min delay and jitter, at most horizon.
+func recovery(rule *limiter.Rule) time.Duration {
+	d := rule.MinDelay + rule.Jitter
+	if rule.Rate > 0 {
+		d += time.Duration(min(float64(rule.Burst)/rule.Rate*1e9, float64(horizon)))
+	}
+	if d < 0 || d > horizon { // overflowed, or absurd
+		return horizon
+	}
+	return d
+}
+
+// note counts a start at, granted to this process under rule, into its
+// own pace of key; fellBack says the fallback granted it.
+func (h *handoff) note(key string, rule *limiter.Rule, at time.Time, fellBack bool) {
+	sh := h.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.keys[key]
+	if !ok && len(sh.keys) >= sh.sweepAt {
+		h.sweepLocked(sh, at)
+	}
+	if ok && at.After(e.expires) { // as good as no entry
+		if e.fellBack {
+			h.fellBack.Add(-1)
+		}
+		e, ok = held{}, false
+	}
+	burst := float64(rule.Burst)
+	switch {
+	case !ok:
+		e.tokens, e.latest = burst, at
+	case at.After(e.latest):
+		e.tokens = min(burst, e.tokens+at.Sub(e.latest).Seconds()*rule.Rate)
+		e.latest = at
+	}
+	e.tokens--
+	if fellBack && !e.fellBack {
+		h.fellBack.Add(1)
+	}
+	e.fellBack = e.fellBack || fellBack
+	e.seeded = fellBack // the fallback knows its own starts, not Redis's
+	if until := e.latest.Add(recovery(rule)); until.After(e.expires) {
+		e.expires = until
+	}
+	sh.keys[key] = e
+}
+
+// sweepLocked drops the entries that constrain nothing at now.
+func (h *handoff) sweepLocked(sh *handoffShard, now time.Time) {
+	for key, e := range sh.keys {
+		if now.After(e.expires) {
+			if e.fellBack {
+				h.fellBack.Add(-1)
+			}
+			delete(sh.keys, key)
+		}
+	}
+	sh.sweepAt = max(minSweep, 2*len(sh.keys))
+}
+
+// seedFallback makes the fallback m pace key from the latest start Redis
+// granted this process, once per switch to the fallback, at now: a turn
+// reserved there at that start, with a bucket that holds what this
+// process's own holds after it, rounded down. This goes through
+// limiter.Memory's public API, a dummy reservation at the start, under
+// the rule with its burst cut so that the bucket is left with those
+// tokens. Never given back nor confirmed, it stays in m as its latest
+// turn, with the side effects of one: it counts in m's quota windows (as
+// the request Redis granted does); when nothing in m holds it back, m
+// records a request sent at that start; when m's gaps hold it back, it
+// goes later, so the next turn waits longer than it needs; and, made at a
+// time that may lie ahead, it may set off m's sweep of quiet keys as of
+// that time. A start inside a pause m knows of is not seeded: the pause
+// holds the turns after it, and the turn itself moves after the pause
+// when it is confirmed. The shard's lock is held meanwhile, so that no
+// reservation of key reaches the fallback before the seed.
+func (h *handoff) seedFallback(m *limiter.Memory, key string, rule *limiter.Rule, now time.Time) {
+	sh := h.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.keys[key]
+	if !ok || e.seeded || now.After(e.expires) {
+		return
+	}
+	e.seeded = true
+	sh.keys[key] = e
+	seed := *rule
+	seed.Jitter = 0 // drawn afresh, it could move the seed off the start
+	if seed.Rate > 0 {
+		seed.Burst = int(math.Floor(max(0, min(e.tokens, float64(rule.Burst)-1)))) + 1
+	}
+	req := limiter.Request{Key: key, Rule: &seed}
+	if m.StateAt(&req, e.latest).Paused > 0 {
+		return
+	}
+	var res limiter.Reservation
+	m.ReserveAt(&req, &res, e.latest)
+}
+
+// notBefore returns how long from now a start through Redis must wait
+// for this process's own pace of key, after the fallback granted it
+// starts; 0 when nothing holds it back, which ends the wait for key.
+func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.Duration {
+	if h.fellBack.Load() == 0 {
+		return 0
+	}
+	sh := h.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.keys[key]
+	if !ok || !e.fellBack {
+		return 0
+	}
+	next := e.latest.Add(rule.MinDelay)
+	if rule.Rate > 0 && e.tokens < 1 {
+		if refill := e.latest.Add(time.Duration(min((1-e.tokens)/rule.Rate*1e9, float64(horizon)))); refill.After(next) {
+			next = refill
+		}
+	}
+	if d := next.Sub(now); d > 0 {
+		return d
+	}
+	e.fellBack = false
+	h.fellBack.Add(-1)
+	sh.keys[key] = e
+	return 0
+}
+
+// reserveFallback is Reserve through this process's limiter.Memory, in
+// the default mode: seeded first with the turns Redis granted this
+// process, it counts each start it grants into this process's own pace,
+// with the gap this process learned, as reserveShared does. The
+// reservation is made at the time of the call, after the attempt through
+// Redis.
+func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) {
+	now := time.Now()
+	paced := *ruleOf(r)
+	paced.MinDelay = l.local.StateAt(r, now).MinDelay
+	l.handoff.seedFallback(l.local, r.Key, &paced, now)
+	l.local.ReserveAt(r, res, now)
+	res.Degraded = true
+	if res.OK {
+		l.handoff.note(r.Key, &paced, now.Add(res.Wait), true)
+	}
+}
