@@ -67,13 +67,7 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	case st.Wait > 0 && (st.Reason == feedback.CrawlDelay || st.Reason == feedback.Adaptive):
 		s.PausedUntil, s.PauseReason = now.Add(st.Wait), st.Reason
 	}
-	for i, q := range st.Quotas {
-		qs := stats.QuotaState{Limit: d.limit.Quotas[i].Requests, Window: d.limit.Quotas[i].Window, Remaining: q.Remaining}
-		if q.NextFree > 0 {
-			qs.NextFree = now.Add(q.NextFree)
-		}
-		s.Quotas = append(s.Quotas, qs)
-	}
+	s.Quotas = st.Quotas
 	return s
 }
 

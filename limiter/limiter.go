@@ -183,11 +183,14 @@ type State struct {
 // QuotaState is what is left of one quota.
 // A QuotaState is a plain value.
 type QuotaState struct {
+	// Limit and Window are the quota's: at most Limit starts in any Window.
+	Limit  int
+	Window time.Duration
 	// Remaining is how many starts the window still allows.
 	Remaining int
-	// NextFree is how long until the window frees its next used slot; 0
-	// when none is used.
-	NextFree time.Duration
+	// NextFree is when the window frees its next used slot, on this
+	// process's clock; zero when none is used.
+	NextFree time.Time
 }
 
 // Reason names what makes a request wait:

@@ -111,10 +111,10 @@ func (m *Memory) StateAt(r *Request, now time.Time) State {
 	n := m.nanos(now)
 	s := m.lockExisting(r.Key)
 	if s == nil {
-		return newKeyState().state(n, r.rule())
+		return newKeyState().state(n, r.rule(), now)
 	}
 	defer s.mu.Unlock()
-	return s.state(n, r.rule())
+	return s.state(n, r.rule(), now)
 }
 
 // Cancel implements Turn.

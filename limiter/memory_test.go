@@ -506,7 +506,19 @@ func TestStateQuotas(t *testing.T) {
 	r := limiter.Request{Key: "a.com", Rule: &rule}
 
 	st := stateAt(m, "a.com", rule, c.at(0))
-	assert.Equal(t, []limiter.QuotaState{{Remaining: 3}, {Remaining: 10}}, st.Quotas)
+	q3, q10 := limiter.QuotaState{Limit: 3, Window: 10 * s}, limiter.QuotaState{Limit: 10, Window: time.Hour}
+	quotas := func(r3 int, f3 time.Duration, r10 int, f10 time.Duration, now time.Duration) []limiter.QuotaState {
+		a, b := q3, q10
+		a.Remaining, b.Remaining = r3, r10
+		if f3 > 0 {
+			a.NextFree = c.at(now + f3)
+		}
+		if f10 > 0 {
+			b.NextFree = c.at(now + f10)
+		}
+		return []limiter.QuotaState{a, b}
+	}
+	assert.Equal(t, quotas(3, 0, 10, 0, 0), st.Quotas)
 
 	for _, now := range []time.Duration{0, 2 * s, 4 * s} {
 		c.reserveAt(m, r, now)
@@ -514,14 +526,14 @@ func TestStateQuotas(t *testing.T) {
 	st = stateAt(m, "a.com", rule, c.at(5*s))
 	assert.Equal(t, 5*s, st.Wait)
 	assert.Equal(t, limiter.ReasonQuota, st.Reason)
-	assert.Equal(t, []limiter.QuotaState{{Remaining: 0, NextFree: 5 * s}, {Remaining: 7, NextFree: time.Hour - 5*s}}, st.Quotas)
+	assert.Equal(t, quotas(0, 5*s, 7, time.Hour-5*s, 5*s), st.Quotas)
 
 	st = stateAt(m, "a.com", rule, c.at(11*s))
 	assert.Equal(t, time.Duration(0), st.Wait)
-	assert.Equal(t, []limiter.QuotaState{{Remaining: 1, NextFree: s}, {Remaining: 7, NextFree: time.Hour - 11*s}}, st.Quotas)
+	assert.Equal(t, quotas(1, s, 7, time.Hour-11*s, 11*s), st.Quotas)
 
 	st = stateAt(m, "a.com", rule, c.at(2*time.Hour))
-	assert.Equal(t, []limiter.QuotaState{{Remaining: 3}, {Remaining: 10}}, st.Quotas)
+	assert.Equal(t, quotas(3, 0, 10, 0, 0), st.Quotas)
 }
 
 func TestStatePaused(t *testing.T) {

@@ -354,7 +354,7 @@ func (s *keyState) setCrawlDelay(now int64, rule *Rule, host string, c time.Dura
 }
 
 // state reports the key at now, claiming nothing.
-func (s *keyState) state(now int64, rule *Rule) State {
+func (s *keyState) state(now int64, rule *Rule, wall time.Time) State {
 	s.fitWindows(rule)
 	t, reason := s.earliest(now, rule, 0)
 	if u := s.recorded(now, rule); u > t {
@@ -367,13 +367,13 @@ func (s *keyState) state(now int64, rule *Rule) State {
 	}
 	for i, q := range rule.Quotas {
 		w := &s.windows[i]
-		qs := QuotaState{Remaining: q.Requests}
+		qs := QuotaState{Limit: q.Requests, Window: q.Window, Remaining: q.Requests}
 		for _, start := range w.live() {
 			if start+int64(q.Window) <= now {
 				continue
 			}
 			if qs.Remaining == q.Requests {
-				qs.NextFree = time.Duration(start + int64(q.Window) - now)
+				qs.NextFree = wall.Add(time.Duration(start + int64(q.Window) - now))
 			}
 			qs.Remaining--
 		}

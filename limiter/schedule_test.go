@@ -89,7 +89,7 @@ func schedule(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 	var out []string
 	for i, j := range jitters {
 		at := now + int64(i)*int64(100*time.Millisecond)
-		st := s.state(at, &rule)
+		st := s.state(at, &rule, time.Unix(0, at))
 		var res Reservation
 		s.reserve(at, &rule, j, 0, &res)
 		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait, res.Reason))

@@ -53,20 +53,7 @@ type Snapshot struct {
 	// PausedTime is the total time the domain was paused at the server's request.
 	PausedTime time.Duration
 	// Quotas reports each quota of the domain's limit, in order.
-	Quotas []QuotaState
-}
-
-// QuotaState is what is left of one sliding-window quota.
-// A QuotaState is a plain value.
-type QuotaState struct {
-	// Limit is the quota's request count per Window.
-	Limit int
-	// Window is the quota's window.
-	Window time.Duration
-	// Remaining is how many requests the window still allows now.
-	Remaining int
-	// NextFree is when the window frees its next slot; zero when none is used.
-	NextFree time.Time
+	Quotas []limiter.QuotaState
 }
 
 type snapshotJSON struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -34,7 +35,7 @@ func TestSnapshotJSON(t *testing.T) {
 		PausedUntil:        last.Add(time.Minute),
 		PauseReason:        "retry-after",
 		PausedTime:         1500 * time.Microsecond,
-		Quotas: []stats.QuotaState{
+		Quotas: []limiter.QuotaState{
 			{Limit: 30, Window: time.Hour, Remaining: 12, NextFree: last.Add(10 * time.Minute)},
 			{Limit: 100, Window: 24 * time.Hour, Remaining: 100},
 		},

@@ -149,7 +149,8 @@ func TestScriptsMatchMemory(t *testing.T) {
 					m.ObserveAt(&req, &limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
 					require.NoError(t, f.pause(ctx, key, s.pause), where)
 				case "state":
-					assertSameState(t, m.StateAt(&req, now), f.report(t, key, rule), where)
+					got, gotAt := f.report(t, key, rule)
+					assertSameState(t, m.StateAt(&req, now), now, got, gotAt, where)
 				}
 			}
 			assert.False(t, f.down())
@@ -166,18 +167,22 @@ func scriptReason(why string) limiter.Reason {
 	return limiter.Reason(why)
 }
 
-// report returns the reserve script's report of key under rule.
-func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) limiter.State {
+// report returns the reserve script's report of key under rule, and
+// about when it was read, which its quotas' NextFree count from.
+func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) (limiter.State, time.Time) {
 	t.Helper()
 	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, len(rule.Quotas)), append(ruleArgs(rule, 1), "report"))
 	require.NoError(t, err)
-	st, err := parseState(v, len(rule.Quotas))
+	at := time.Now()
+	st, err := parseState(v, rule.Quotas)
 	require.NoError(t, err)
 	st.Reason = scriptReason(string(st.Reason))
-	return st
+	return st, at
 }
 
-func assertSameState(t *testing.T, want, got limiter.State, where string) {
+// assertSameState compares Memory's state at wantAt with the script's,
+// read at gotAt: times as durations from each's moment.
+func assertSameState(t *testing.T, want limiter.State, wantAt time.Time, got limiter.State, gotAt time.Time, where string) {
 	t.Helper()
 	assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait")
 	assert.Equal(t, want.Reason, got.Reason, where+": reason")
@@ -185,7 +190,11 @@ func assertSameState(t *testing.T, want, got limiter.State, where string) {
 	require.Len(t, got.Quotas, len(want.Quotas), where)
 	for i := range want.Quotas {
 		assert.Equal(t, want.Quotas[i].Remaining, got.Quotas[i].Remaining, where+": quota remaining")
-		assert.InDelta(t, want.Quotas[i].NextFree, got.Quotas[i].NextFree, float64(tolerance), where+": quota next free")
+		assert.Equal(t, want.Quotas[i].NextFree.IsZero(), got.Quotas[i].NextFree.IsZero(), where+": quota next free")
+		if !want.Quotas[i].NextFree.IsZero() {
+			// parseState reads the clock a moment after gotAt.
+			assert.InDelta(t, want.Quotas[i].NextFree.Sub(wantAt), got.Quotas[i].NextFree.Sub(gotAt), float64(tolerance+time.Millisecond), where+": quota next free")
+		}
 	}
 }
 

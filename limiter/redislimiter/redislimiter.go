@@ -321,7 +321,7 @@ func (l *Limiter) State(ctx context.Context, r *limiter.Request) (limiter.State,
 	case modeFailOpen:
 		st := limiter.State{}
 		for _, q := range ruleOf(r).Quotas {
-			st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: q.Requests})
+			st.Quotas = append(st.Quotas, limiter.QuotaState{Limit: q.Requests, Window: q.Window, Remaining: q.Requests})
 		}
 		return st, nil
 	case modeFailClosed:
@@ -340,7 +340,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	if err != nil {
 		return limiter.State{}, err
 	}
-	st, err := parseState(v, len(rule.Quotas))
+	st, err := parseState(v, rule.Quotas)
 	if err != nil {
 		return limiter.State{}, err
 	}

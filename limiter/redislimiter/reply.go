@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -61,9 +62,10 @@ func cancelArgs(rule *limiter.Rule, id uint64, start int64) []any {
 // parseState reads the reserve script's report: {wait, reason, paused,
 // then remaining and next_free for each of quotas}, times in
 // microseconds. Its Reason is the script's, as in reservation.
-func parseState(reply any, quotas int) (limiter.State, error) {
+func parseState(reply any, quotas []config.Quota) (limiter.State, error) {
+	now := time.Now()
 	v, _ := reply.([]any)
-	if len(v) != 3+2*quotas {
+	if len(v) != 3+2*len(quotas) {
 		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
 	}
 	wait, waitErr := replyInt(v, 0)
@@ -73,13 +75,17 @@ func parseState(reply any, quotas int) (limiter.State, error) {
 		return limiter.State{}, fmt.Errorf("%w: %v", errReply, v)
 	}
 	st := limiter.State{Wait: fromMicros(wait), Reason: limiter.Reason(reason), Paused: fromMicros(paused)}
-	for i := range quotas {
+	for i, q := range quotas {
 		remaining, remErr := replyInt(v, 3+2*i)
 		next, nextErr := replyInt(v, 4+2*i)
 		if err := errors.Join(remErr, nextErr); err != nil {
 			return limiter.State{}, err
 		}
-		st.Quotas = append(st.Quotas, limiter.QuotaState{Remaining: int(remaining), NextFree: fromMicros(next)})
+		qs := limiter.QuotaState{Limit: q.Requests, Window: q.Window, Remaining: int(remaining)}
+		if next > 0 {
+			qs.NextFree = now.Add(fromMicros(next))
+		}
+		st.Quotas = append(st.Quotas, qs)
 	}
 	return st, nil
 }

@@ -111,6 +111,6 @@ func (l *Limiter) paused(ctx context.Context, key string) (time.Duration, error)
 	if err != nil {
 		return 0, err
 	}
-	st, err := parseState(v, 0)
+	st, err := parseState(v, nil)
 	return st.Paused, err
 }
