@@ -103,8 +103,20 @@ type Reservation struct {
 	// shared store did not answer.
 	Degraded bool
 	// Turn is how the Limiter that made the reservation gives it back or
-	// confirms it; nil when there is nothing to give back. Limiters set it.
-	Turn Turn
+	// confirms it; nil when there is nothing to give back. A Limiter sets
+	// it; one other than Memory sets it to a value of its own with these
+	// two methods:
+	//
+	//   - Cancel gives back res, whose request will not be sent, as far as
+	//     that lets no later request go sooner than the rules allow.
+	//   - Confirm says that res's wait has passed and its request is about
+	//     to start. It returns 0 when it may start now, or how much longer
+	//     it must wait: the key was paused meanwhile, or an earlier request
+	//     started later than planned; res then holds the turn it waits for.
+	Turn interface {
+		Cancel(ctx context.Context, res *Reservation) error
+		Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
+	}
 
 	// What Memory needs to find the turn again.
 	rule *Rule
@@ -112,20 +124,7 @@ type Reservation struct {
 	at   int64
 }
 
-// Turn gives back or confirms one Reservation, for the Limiter that made
-// it. A Limiter other than Memory implements it to make reservations.
-type Turn interface {
-	// Cancel gives back res, whose request will not be sent, as far as
-	// that delays no later request less than the rules allow.
-	Cancel(ctx context.Context, res *Reservation) error
-	// Confirm says that res's wait has passed and its request is about to
-	// start. It returns 0 when it may start now, or how much longer it
-	// must wait: the key was paused meanwhile, or an earlier request
-	// started later than planned; res then holds the turn it waits for.
-	Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
-}
-
-// Cancel gives the turn back: see Turn.
+// Cancel gives the turn back: see the Turn field.
 func (r *Reservation) Cancel(ctx context.Context) error {
 	if !r.OK || r.Turn == nil {
 		return nil
@@ -133,7 +132,7 @@ func (r *Reservation) Cancel(ctx context.Context) error {
 	return r.Turn.Cancel(ctx, r)
 }
 
-// Confirm says the turn's wait has passed: see Turn.
+// Confirm says the turn's wait has passed: see the Turn field.
 func (r *Reservation) Confirm(ctx context.Context) (time.Duration, error) {
 	if !r.OK || r.Turn == nil {
 		return 0, nil

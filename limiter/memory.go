@@ -117,7 +117,7 @@ func (m *Memory) StateAt(r *Request, now time.Time) State {
 	return s.state(n, r.rule(), now)
 }
 
-// Cancel implements Turn.
+// Cancel implements Reservation.Turn.
 func (s *lockedState) Cancel(_ context.Context, res *Reservation) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -127,7 +127,7 @@ func (s *lockedState) Cancel(_ context.Context, res *Reservation) error {
 	return nil
 }
 
-// Confirm implements Turn on the current time.
+// Confirm implements Reservation.Turn on the current time.
 func (s *lockedState) Confirm(_ context.Context, res *Reservation) (time.Duration, error) {
 	return s.confirmAt(res, s.owner.sinceEpoch()), nil
 }

@@ -239,7 +239,7 @@ func (s *keyState) record(now int64, rule *Rule) {
 	}
 }
 
-// confirm is Turn.Confirm at now for res, a turn of this state.
+// confirm is Reservation.Turn.Confirm at now for res, a turn of this state.
 func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
 	if uint32(res.id>>32) != s.gen {
 		return 0 // the key was dropped after it: nothing to keep apart from

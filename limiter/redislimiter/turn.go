@@ -9,7 +9,7 @@ import (
 )
 
 // turn is a reservation Redis made: what giving it back or confirming it
-// needs. It is the limiter.Turn of the reservations of a Limiter while
+// needs. It is the limiter.Reservation.Turn of the reservations of a Limiter while
 // Redis answers; the fallback's reservations have the Memory's.
 type turn struct {
 	l     *Limiter
@@ -20,9 +20,9 @@ type turn struct {
 	given bool          // given back already: a new turn, or none, replaced it
 }
 
-var _ limiter.Turn = (*turn)(nil)
+var _ = limiter.Reservation{Turn: (*turn)(nil)}
 
-// Cancel implements limiter.Turn with the cancel script. While Redis does
+// Cancel implements limiter.Reservation.Turn with the cancel script. While Redis does
 // not answer, the turn cannot be given back; Cancel then returns nil, or
 // an error wrapping ErrUnavailable with FailClosed.
 func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
@@ -53,7 +53,7 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	return nil
 }
 
-// Confirm implements limiter.Turn: one round trip asks Redis whether a
+// Confirm implements limiter.Reservation.Turn: one round trip asks Redis whether a
 // worker paused the key since the turn was claimed. If one did, the turn
 // is given back, the first one after the pause claimed into res, and the
 // wait for it returned. While Redis does not answer, the turn stands
