@@ -113,7 +113,7 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 	ctx := context.Background()
 	req := limiter.Request{Key: "bench.example", Rule: &limiter.Rule{Rate: 1e6, Burst: 1000}}
 	reserveWith := func(client redis.UniversalClient) func(*testing.B) {
-		l, err := redislimiter.New(client, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
+		l, err := redislimiter.New(client, redislimiter.Options{Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -245,8 +245,9 @@ func BenchmarkHandoff(b *testing.B) {
 		for i := range names {
 			names[i] = "d" + strconv.Itoa(i) + ".example"
 		}
-		reserveWith := func(opts ...redislimiter.Option) func(*testing.B) {
-			l, err := redislimiter.New(client, append(opts, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))...)
+		reserveWith := func(o redislimiter.Options) func(*testing.B) {
+			o.Logger = slog.New(slog.DiscardHandler)
+			l, err := redislimiter.New(client, o)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -260,7 +261,7 @@ func BenchmarkHandoff(b *testing.B) {
 				}
 			}
 		}
-		handoff, none := reserveWith(), reserveWith(redislimiter.FailOpen())
+		handoff, none := reserveWith(redislimiter.Options{}), reserveWith(redislimiter.Options{FailOpen: true})
 		timeOps(b, handoff, 2*keys, true) // loads the script, makes the connections, meets every domain
 		timeOps(b, none, 2*keys, true)
 		b.Run("keys="+strconv.Itoa(keys), func(b *testing.B) {

@@ -186,7 +186,7 @@ func redisDuration(disable bool) func(string) error {
 // closing it closes its client too.
 func sharedLimiter(opt *redis.Options, logger *slog.Logger) (*redisLimiter, error) {
 	client := redis.NewClient(opt)
-	lim, err := redislimiter.New(client, redislimiter.WithLogger(logger))
+	lim, err := redislimiter.New(client, redislimiter.Options{Logger: logger})
 	if err != nil {
 		client.Close()
 		return nil, err

@@ -24,7 +24,7 @@ func Example() {
 		ContextTimeoutEnabled: true, // calls end at the limiter's timeout
 	})
 	defer client.Close()
-	l, err := redislimiter.New(client) // paces in-process while Redis is down
+	l, err := redislimiter.New(client, redislimiter.Options{}) // paces in-process while Redis is down
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,9 +55,9 @@ func Example() {
 // With FailClosed, a request fails rather than go unpaced while Redis is
 // down: for a rate that is a hard limit across all workers, such as an
 // API key's.
-func ExampleFailClosed() {
+func ExampleOptions_failClosed() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	l, err := redislimiter.New(client, redislimiter.FailClosed(), redislimiter.WithPrefix("billing-api:"))
+	l, err := redislimiter.New(client, redislimiter.Options{FailClosed: true, Prefix: "billing-api:"})
 	if err != nil {
 		log.Fatal(err)
 	}

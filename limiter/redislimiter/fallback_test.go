@@ -52,10 +52,13 @@ const (
 	upLog   = "INFO redislimiter: redis answers again"
 )
 
-func newTestLimiter(t *testing.T, srv *redistest.Server, opts ...Option) (*Limiter, *logRecorder) {
+// newTestLimiter returns a Limiter on srv with o, logging to the recorder
+// it returns and probing every 50ms.
+func newTestLimiter(t *testing.T, srv *redistest.Server, o Options) (*Limiter, *logRecorder) {
 	t.Helper()
 	logs := &logRecorder{}
-	l, err := New(newClient(t, srv), append([]Option{WithLogger(slog.New(logs)), WithProbeInterval(50 * time.Millisecond)}, opts...)...)
+	o.Logger, o.ProbeInterval = slog.New(logs), 50*time.Millisecond
+	l, err := New(newClient(t, srv), o)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l, logs
@@ -76,7 +79,7 @@ func eventuallyShared(t *testing.T, l *Limiter) {
 
 func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv)
+	l, logs := newTestLimiter(t, srv, Options{})
 	ctx := context.Background()
 	req := limiter.Request{Key: "down.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
 
@@ -140,7 +143,7 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
 			t.Cleanup(func() { client.Close() })
 			logs := &logRecorder{}
-			l, err := New(client, WithLogger(slog.New(logs)), WithProbeInterval(50*time.Millisecond), WithTimeout(50*time.Millisecond))
+			l, err := New(client, Options{Logger: slog.New(logs), ProbeInterval: 50 * time.Millisecond, Timeout: 50 * time.Millisecond})
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			require.Equal(t, deadlines, l.direct)
@@ -154,7 +157,7 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			began := time.Now()
 			require.NoError(t, l.Reserve(ctx, &req, &res))
 			assert.True(t, res.Degraded)
-			assert.Less(t, time.Since(began), 400*time.Millisecond, "bounded by WithTimeout, not by the client's timeouts")
+			assert.Less(t, time.Since(began), 400*time.Millisecond, "bounded by Options.Timeout, not by the client's timeouts")
 			assert.Equal(t, 1, logs.count(downLog))
 
 			eventuallyShared(t, l)
@@ -174,7 +177,7 @@ func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", deadlines), func(t *testing.T) {
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
 			t.Cleanup(func() { client.Close() })
-			l, err := New(client, FailClosed(), WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(50*time.Millisecond))
+			l, err := New(client, Options{FailClosed: true, Logger: slog.New(slog.DiscardHandler), Timeout: 50 * time.Millisecond})
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			ctx := context.Background()
@@ -194,7 +197,7 @@ func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
 
 func TestFailOpenDoesNotPace(t *testing.T) {
 	srv := redistest.Start(t)
-	l, _ := newTestLimiter(t, srv, FailOpen())
+	l, _ := newTestLimiter(t, srv, Options{FailOpen: true})
 	ctx := context.Background()
 	req := limiter.Request{Key: "open.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
@@ -220,7 +223,7 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 
 func TestFailClosedFails(t *testing.T) {
 	srv := redistest.Start(t)
-	l, _ := newTestLimiter(t, srv, FailClosed())
+	l, _ := newTestLimiter(t, srv, Options{FailClosed: true})
 	ctx := context.Background()
 	req := limiter.Request{Key: "closed.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	var ok, res limiter.Reservation
@@ -251,7 +254,7 @@ func TestFailClosedFails(t *testing.T) {
 
 func TestCallerContextIsNotAnOutage(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv)
+	l, logs := newTestLimiter(t, srv, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := limiter.Request{Key: "ctx.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
@@ -267,7 +270,7 @@ func TestCallerContextIsNotAnOutage(t *testing.T) {
 
 func TestCloseStopsTheProbe(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv)
+	l, logs := newTestLimiter(t, srv, Options{})
 	ctx := context.Background()
 	req := limiter.Request{Key: "close.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
@@ -292,22 +295,26 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never called
 	tests := []struct {
 		name string
-		opts []Option
+		opts Options
 		want string
 	}{
-		{"timeout", []Option{WithTimeout(0)}, "redislimiter: WithTimeout: must be positive, got 0s"},
-		{"probe", []Option{WithProbeInterval(-time.Second)}, "redislimiter: WithProbeInterval: must be positive, got -1s"},
+		{"timeout", Options{Timeout: -1}, "redislimiter: Options.Timeout: must not be negative, got -1ns"},
+		{"probe", Options{ProbeInterval: -time.Second}, "redislimiter: Options.ProbeInterval: must not be negative, got -1s"},
+		{"both failure modes", Options{FailOpen: true, FailClosed: true}, "redislimiter: Options: FailOpen and FailClosed both set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(client, tt.opts...)
+			_, err := New(client, tt.opts)
 			require.EqualError(t, err, tt.want)
 		})
 	}
-	_, err := New(nil)
+	_, err := New(nil, Options{})
 	require.EqualError(t, err, "redislimiter: client is nil")
-	l, err := New(client, WithLogger(nil), FailOpen(), FailClosed())
+	l, err := New(client, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, modeFailClosed, l.mode, "the last failure mode wins")
-	assert.Same(t, slog.Default(), l.logger, "nil means the default")
+	assert.Equal(t, modeFallback, l.mode)
+	assert.Same(t, slog.Default(), l.logger, "zero means the default")
+	assert.Equal(t, "polite:", l.prefix)
+	assert.Equal(t, 100*time.Millisecond, l.timeout)
+	assert.Equal(t, 250*time.Millisecond, l.probe)
 }

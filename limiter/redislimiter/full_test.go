@@ -20,7 +20,7 @@ import (
 // every probe interval.
 func TestFullRedisIsOneOutage(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv) // probes every 50ms
+	l, logs := newTestLimiter(t, srv, Options{}) // probes every 50ms
 	admin := newClient(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "full.example", Rule: &limiter.Rule{Rate: 100, Burst: 1}}

@@ -33,10 +33,10 @@ type fakeClock struct {
 	epoch  int64 // microseconds at offset 0
 }
 
-func newFakeClock(t *testing.T, srv *redistest.Server, opts ...Option) *fakeClock {
+func newFakeClock(t *testing.T, srv *redistest.Server) *fakeClock {
 	t.Helper()
 	client := newClient(t, srv)
-	l, err := newLimiter(client, testClock, append([]Option{WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5 * time.Second)}, opts...))
+	l, err := newLimiter(client, testClock, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return &fakeClock{Limiter: l, client: client, epoch: 1_700_000_000_000_000}

@@ -62,7 +62,7 @@ func workerMain() int {
 	}
 	client := redis.NewClient(&redis.Options{Addr: cfg.Redis})
 	defer client.Close()
-	l, err := New(client, WithLogger(slog.New(slog.NewJSONHandler(os.Stdout, nil))))
+	l, err := New(client, Options{Logger: slog.New(slog.NewJSONHandler(os.Stdout, nil))})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2

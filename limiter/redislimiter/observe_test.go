@@ -83,7 +83,7 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 func TestConfirmWhileRedisIsDown(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	l, _ := newTestLimiter(t, srv)
+	l, _ := newTestLimiter(t, srv, Options{})
 	r := limiter.Request{Key: "confirm-down.example", Rule: &limiter.Rule{MinDelay: 200 * time.Millisecond}}
 	var first, second, third limiter.Reservation
 	for _, res := range []*limiter.Reservation{&first, &second, &third} {
@@ -110,8 +110,8 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	a, _ := newTestLimiter(t, srv)
-	b, _ := newTestLimiter(t, srv)
+	a, _ := newTestLimiter(t, srv, Options{})
+	b, _ := newTestLimiter(t, srv, Options{})
 	rule := limiter.Rule{Rate: 100, Burst: 10}
 
 	t.Run("retry-after", func(t *testing.T) {

@@ -73,21 +73,21 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // them in each process, since a shared count would leak the slots of a
 // worker that dies mid-request.
 //
-// Each call to Redis is bounded by WithTimeout. When Redis does not answer
+// Each call to Redis is bounded by Options.Timeout. When Redis does not answer
 // in time or fails (a full Redis refusing writes included), the Limiter
 // logs it once and, by default, paces each domain in this process with the
 // same limits and what this process learned (its limiter.Memory), marking
 // its reservations Degraded, which the Transport counts in its stats; no
-// request fails because Redis is down. FailOpen stops pacing instead and
+// request fails because Redis is down. Options.FailOpen stops pacing instead and
 // FailClosed fails requests; their docs say when to use which. In the
 // background the Limiter tries a reservation of its own
-// (WithProbeInterval), not a PING, and returns to the shared pace as soon
+// (Options.ProbeInterval), not a PING, and returns to the shared pace as soon
 // as that works, logging that once too: an outage is one outage, one
 // warning and one recovery. Pauses made while Redis is away are carried
 // over to it then.
 //
 // What an outage costs, by default: the request whose call fails waits up
-// to WithTimeout before it is paced here; then each process paces on its
+// to Options.Timeout before it is paced here; then each process paces on its
 // own, so a domain sees up to the number of processes times its pace,
 // and no more, also across the switches. A process's fallback starts after
 // the turns Redis granted it, which still go (measured: two processes at
@@ -131,35 +131,29 @@ var _ limiter.Limiter = (*Limiter)(nil)
 // New returns a Limiter that keeps the pace in the Redis that client
 // reaches. It does not contact Redis: a worker starts even while Redis is
 // down, pacing on its own until Redis answers.
-func New(client redis.UniversalClient, opts ...Option) (*Limiter, error) {
-	return newLimiter(client, redisClock, opts)
+func New(client redis.UniversalClient, o Options) (*Limiter, error) {
+	return newLimiter(client, redisClock, o)
 }
 
 // newLimiter is New with the scripts' clock as Lua source.
-func newLimiter(client redis.UniversalClient, clock string, opts []Option) (*Limiter, error) {
+func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter, error) {
 	if client == nil {
 		return nil, errors.New("redislimiter: client is nil")
 	}
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.timeout <= 0 {
-		return nil, fmt.Errorf("redislimiter: WithTimeout: must be positive, got %v", o.timeout)
-	}
-	if o.probeEvery <= 0 {
-		return nil, fmt.Errorf("redislimiter: WithProbeInterval: must be positive, got %v", o.probeEvery)
+	o, mode, err := o.resolved()
+	if err != nil {
+		return nil, err
 	}
 	l := &Limiter{
 		client:    client,
 		direct:    honorsDeadlines(client),
-		prefix:    o.prefix,
-		timeout:   o.timeout,
-		probe:     o.probeEvery,
-		mode:      o.mode,
-		logger:    o.logger,
+		prefix:    o.Prefix,
+		timeout:   o.Timeout,
+		probe:     o.ProbeInterval,
+		mode:      mode,
+		logger:    o.Logger,
 		scripts:   newScripts(clock),
-		deadlines: newDeadlines(o.timeout),
+		deadlines: newDeadlines(o.Timeout),
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
 	}

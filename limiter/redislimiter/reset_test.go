@@ -39,7 +39,7 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, _ := newTestLimiter(t, srv)
+			l, _ := newTestLimiter(t, srv, Options{})
 			rule := limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 100, Window: time.Minute}}}
 			req := limiter.Request{Key: "reset.example", Rule: &rule}
 			reserve := func() (*limiter.Reservation, int64) {

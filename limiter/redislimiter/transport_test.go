@@ -38,7 +38,7 @@ func TestTransportFailsClosedWhileRedisIsDown(t *testing.T) {
 	require.NoError(t, ln.Close())
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { client.Close() })
-	l, err := New(client, FailClosed(), WithLogger(slog.New(slog.DiscardHandler)))
+	l, err := New(client, Options{FailClosed: true, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 
