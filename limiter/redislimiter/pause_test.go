@@ -53,7 +53,7 @@ func TestWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
 	}()
 	// Until /b claims its turn, a request would wait less than 2s; once it
 	// has, the next turn is 4s after /a.
-	require.Eventually(t, func() bool { return tr.RemainingWait("127.0.0.1") > 2*time.Second }, 2*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return tr.RemainingWait("127.0.0.1") > 2*time.Second }, 5*time.Second, 5*time.Millisecond,
 		"/b has claimed its turn")
 	const pause = 3 * time.Second
 	pausedAt := time.Now()
