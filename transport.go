@@ -143,7 +143,10 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	sent := t.clock.now()
+	sent := f.res.Start
+	if sent.IsZero() {
+		sent = t.clock.now()
+	}
 	d.lastUsed.Store(sent.UnixNano())
 	d.stats.Sent(sent, f.res.Wait, f.res.Degraded)
 	d.stats.InFlight(1)

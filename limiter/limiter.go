@@ -102,6 +102,10 @@ type Reservation struct {
 	// Degraded is true when a fallback made the reservation because the
 	// shared store did not answer.
 	Degraded bool
+	// Start is when the turn starts, on this process's clock, as far as
+	// the Limiter knows it without reading the clock again; zero if it
+	// does not say.
+	Start time.Time
 	// Turn is how the Limiter that made the reservation gives it back or
 	// confirms it; nil when there is nothing to give back. A Limiter sets
 	// it; one other than Memory sets it to a value of its own with these

@@ -75,6 +75,7 @@ func (m *Memory) reserve(r *Request, res *Reservation, n int64) {
 	defer s.mu.Unlock()
 	s.reserve(n, rule, jitter, r.MaxWait, res)
 	res.Turn = s
+	res.Start = m.epoch.Add(time.Duration(res.at))
 }
 
 // Observe implements Limiter on the current time.
@@ -142,7 +143,9 @@ func (s *lockedState) confirmAt(res *Reservation, now int64) time.Duration {
 	if s.dropped {
 		return 0
 	}
-	return s.confirm(now, res, jitter)
+	wait := s.confirm(now, res, jitter)
+	res.Start = s.owner.epoch.Add(time.Duration(now + int64(wait)))
+	return wait
 }
 
 func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
