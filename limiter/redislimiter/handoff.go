@@ -1,6 +1,7 @@
 package redislimiter
 
 import (
+	"context"
 	"hash/maphash"
 	"math"
 	"sync"
@@ -24,14 +25,22 @@ import (
 // Starts granted by Redis are converted to the local clock as the time the
 // call returned plus the wait: when the caller's timer fires. So the
 // clocks need not agree, and each conversion errs late by the reply's
-// trip, which only delays the turns after it.
+// trip, which only delays the turns after it. A start that goes later
+// than granted (a late wake-up, a turn that the fallback's limiter.Memory
+// moves when it is confirmed) moves the latest start with it when its turn
+// is confirmed. The fallback's turns that still wait when Redis answers
+// again will be moved too: the Memory moves each after the start before
+// it, so each goes as late as the one before it went, and later again by
+// its own wake-up; so the wait for them counts the latest one as late as
+// the latest that went. What remains is a wake-up's lateness, as between
+// two turns Redis grants.
 //
 // Memory is bounded as limiter.Memory bounds its own: a domain's entry is
 // dropped once this process's own pace has fully recovered from its latest
 // start (a full bucket, min delay and jitter over), when it changes
 // nothing; each shard sweeps such entries whenever it has doubled in size
 // since its last sweep. So only domains this process used in the recent
-// past cost memory, about 100 bytes each plus the domain's name.
+// past cost memory, about 140 bytes each plus the domain's name.
 //
 // A handoff is safe for concurrent use.
 type handoff struct {
@@ -51,11 +60,13 @@ type handoffShard struct {
 // held is this process's own pace of one domain, over Redis and the
 // fallback together.
 type held struct {
-	latest   time.Time // the latest start granted to this process, local clock
-	tokens   float64   // its own bucket right after latest
-	seeded   bool      // the fallback has been seeded with latest
-	fellBack bool      // the fallback granted a start since Redis last paced the domain alone
-	expires  time.Time // from then on the entry constrains nothing
+	latest   time.Time     // the latest start granted to this process, local clock
+	tokens   float64       // its own bucket right after latest
+	planned  time.Time     // the latest start the fallback granted, as granted
+	lag      time.Duration // how late the latest of the fallback's starts to go went
+	seeded   bool          // the fallback has been seeded with latest
+	fellBack bool          // the fallback granted a start since Redis last paced the domain alone
+	expires  time.Time     // from then on the entry constrains nothing
 }
 
 func newHandoff() *handoff {
@@ -92,6 +103,46 @@ func (h *handoff) note(key string, rule *limiter.Rule, at time.Time, fellBack bo
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	h.noteLocked(sh, key, rule, at, fellBack)
+}
+
+// started says that a start of key counted by note at planned, under
+// rule, goes at at, which may be later: the latest start moves there, its
+// token taken then, so that the bucket refills from then. One that goes
+// after the entry stopped constraining anything is counted anew. fellBack
+// says the fallback granted it.
+func (h *handoff) started(key string, rule *limiter.Rule, planned, at time.Time, fellBack bool) {
+	sh := h.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.keys[key]
+	if !ok || at.After(e.expires) {
+		h.noteLocked(sh, key, rule, at, fellBack)
+		return
+	}
+	if fellBack {
+		e.lag = max(at.Sub(planned), 0)
+	}
+	if !at.After(e.latest) {
+		sh.keys[key] = e
+		return
+	}
+	e.latest = at
+	if fellBack && !e.fellBack {
+		h.fellBack.Add(1)
+		e.fellBack = true
+	}
+	if !fellBack {
+		e.seeded = false // the fallback does not know of the move
+	}
+	if until := at.Add(recovery(rule)); until.After(e.expires) {
+		e.expires = until
+	}
+	sh.keys[key] = e
+}
+
+// noteLocked is note with sh, key's shard, locked.
+func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, at time.Time, fellBack bool) {
 	e, ok := sh.keys[key]
 	if !ok && len(sh.keys) >= sh.sweepAt {
 		h.sweepLocked(sh, at)
@@ -111,6 +162,9 @@ func (h *handoff) note(key string, rule *limiter.Rule, at time.Time, fellBack bo
 		e.latest = at
 	}
 	e.tokens--
+	if fellBack && at.After(e.planned) {
+		e.planned = at
+	}
 	if fellBack && !e.fellBack {
 		h.fellBack.Add(1)
 	}
@@ -188,9 +242,13 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 	if !ok || !e.fellBack {
 		return 0
 	}
-	next := e.latest.Add(rule.MinDelay)
+	latest := e.latest
+	if p := e.planned.Add(e.lag); p.After(latest) {
+		latest = p // the fallback's latest turn, as late as the latest start that went
+	}
+	next := latest.Add(rule.MinDelay)
 	if rule.Rate > 0 && e.tokens < 1 {
-		if refill := e.latest.Add(time.Duration(min((1-e.tokens)/rule.Rate*1e9, float64(horizon)))); refill.After(next) {
+		if refill := latest.Add(time.Duration(min((1-e.tokens)/rule.Rate*1e9, float64(horizon)))); refill.After(next) {
 			next = refill
 		}
 	}
@@ -206,9 +264,9 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 // reserveFallback is Reserve through this process's limiter.Memory, in
 // the default mode: seeded first with the turns Redis granted this
 // process, it counts each start it grants into this process's own pace,
-// with the gap this process learned, as reserveShared does. The
-// reservation is made at the time of the call, after the attempt through
-// Redis.
+// with the gap this process learned, as reserveShared does, and counts it
+// again where it goes when its turn is confirmed. The reservation is made
+// at the time of the call, after the attempt through Redis.
 func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) {
 	now := time.Now()
 	paced := *ruleOf(r)
@@ -217,6 +275,36 @@ func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) 
 	l.local.ReserveAt(r, res, now)
 	res.Degraded = true
 	if res.OK {
-		l.handoff.note(r.Key, &paced, now.Add(res.Wait), true)
+		planned := now.Add(res.Wait)
+		l.handoff.note(r.Key, &paced, planned, true)
+		res.Turn = &fallbackTurn{memoryTurn: res.Turn, h: l.handoff, key: r.Key, rule: paced, planned: planned}
 	}
+}
+
+// memoryTurn is the limiter.Reservation.Turn of the limiter.Memory's
+// reservations.
+type memoryTurn interface {
+	Cancel(ctx context.Context, res *limiter.Reservation) error
+	Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error)
+}
+
+// fallbackTurn is the limiter.Reservation.Turn of the fallback's
+// reservations: the limiter.Memory's, which also tells the handoff when
+// its start goes.
+type fallbackTurn struct {
+	memoryTurn
+	h       *handoff
+	key     string
+	rule    limiter.Rule // with the gap this process learned
+	planned time.Time    // the start granted, as counted
+}
+
+// Confirm implements limiter.Reservation.Turn: the Memory's Confirm, and
+// when it lets the start go, the handoff learns that it goes now.
+func (t *fallbackTurn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
+	wait, err := t.memoryTurn.Confirm(ctx, res)
+	if err == nil && wait == 0 {
+		t.h.started(t.key, &t.rule, t.planned, time.Now(), true)
+	}
+	return wait, err
 }

@@ -76,6 +76,44 @@ func TestFallbackStartsFromTheTurnsHeld(t *testing.T) {
 	}
 }
 
+// TestHandoffFollowsLateStarts checks on explicit times that a start
+// going later than counted moves what comes after it: the wait through
+// Redis after the fallback's turns, and the fallback's seed after Redis's.
+func TestHandoffFollowsLateStarts(t *testing.T) {
+	ms := time.Millisecond
+	t0 := time.Now()
+	rule := &limiter.Rule{Rate: 5, Burst: 1}
+	const key = "late.example"
+
+	t.Run("the fallback's waiting turns", func(t *testing.T) {
+		h := newHandoff()
+		for _, d := range []time.Duration{0, 200 * ms, 400 * ms, 600 * ms} {
+			h.note(key, rule, t0.Add(d), true)
+		}
+		assert.Equal(t, 800*ms, h.notBefore(key, rule, t0), "the turns as planned")
+		h.started(key, rule, t0, t0.Add(30*ms), true)
+		assert.Equal(t, 830*ms, h.notBefore(key, rule, t0), "the latest turn as late as the first went")
+		h.started(key, rule, t0.Add(200*ms), t0.Add(210*ms), true)
+		assert.Equal(t, 810*ms, h.notBefore(key, rule, t0), "as late as the latest start that went")
+		h.started(key, rule, t0.Add(600*ms), t0.Add(650*ms), true)
+		assert.Equal(t, 850*ms, h.notBefore(key, rule, t0), "the latest itself went")
+		assert.Zero(t, h.notBefore(key, rule, t0.Add(850*ms)))
+	})
+	t.Run("a turn Redis granted", func(t *testing.T) {
+		h, m := newHandoff(), limiter.NewMemory()
+		h.note(key, rule, t0, false)
+		h.note(key, rule, t0.Add(200*ms), false)
+		h.started(key, rule, t0.Add(200*ms), t0.Add(260*ms), false)
+		now := t0.Add(270 * ms)
+		h.seedFallback(m, key, rule, now)
+		var res limiter.Reservation
+		m.ReserveAt(&limiter.Request{Key: key, Rule: rule}, &res, now)
+		assert.Equal(t, 190*ms, res.Wait, "the fallback starts a gap after the start that went late")
+		h.started(key, rule, t0, t0.Add(time.Hour), false)
+		assert.Zero(t, h.notBefore(key, rule, t0.Add(time.Hour)), "a start long after counts anew, and through Redis it waits for no fallback")
+	})
+}
+
 // TestHandoffForgetsIdleDomains: only domains used in the recent past
 // cost memory.
 func TestHandoffForgetsIdleDomains(t *testing.T) {

@@ -95,13 +95,16 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // first 2s after Redis died, where their own paces allow 20 and the
 // fallbacks starting with full buckets made 27); and back on Redis, a
 // process's first turns come no earlier than its own pace allows after its
-// fallback's. To do so each process remembers, per domain it used in the
-// recent past, its own latest start and bucket, about 100 bytes plus the
-// domain's name. What is not carried over: the quota windows (each
-// fallback counts only its own starts, from the outage on), and, with a
-// burst above 1, the switch back waits only for this process's next token
-// while Redis's bucket may hold more, so it can add up to burst-1 starts
-// to the process's own pace.
+// fallback's, each of those counted as late as the latest of them went.
+// To do so each process remembers, per domain it used in the recent past,
+// its own latest start and bucket, about 140 bytes plus the domain's
+// name. What is not carried over: the quota windows (each fallback counts
+// only its own starts, from the outage on); with a burst above 1, the
+// switch back waits only for this process's next token while Redis's
+// bucket may hold more, so it can add up to burst-1 starts to the
+// process's own pace; and, as between two turns Redis grants, a start that
+// goes later than its process expected (a late wake-up) narrows the gap to
+// a turn granted before it went.
 //
 // Create the client with ContextTimeoutEnabled, so that go-redis itself
 // ends a call at the timeout; with a client that does not, each call runs

@@ -58,8 +58,20 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 // is given back, the first one after the pause claimed into res, and the
 // wait for it returned. While Redis does not answer, the turn stands
 // (FailClosed: an error wrapping ErrUnavailable) unless this process knows
-// of a pause in force: then the fallback claims the turn after it.
+// of a pause in force: then the fallback claims the turn after it. When
+// a turn Redis granted goes, this process's own pace learns that it goes
+// now.
 func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
+	wait, err := t.confirmOrFallBack(ctx, res)
+	if _, shared := res.Turn.(*turn); shared && err == nil && wait == 0 && t.l.handoff != nil {
+		now := time.Now()
+		t.l.handoff.started(t.key, t.rule, now, now, false)
+	}
+	return wait, err
+}
+
+// confirmOrFallBack is Confirm but for telling the handoff.
+func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
 	l := t.l
 	if !l.health.down.Load() {
 		wait, paused, err := t.confirm(ctx, res)
