@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -306,4 +308,22 @@ func TestMaxDomainsNoCap(t *testing.T) {
 		c := metrics.NewCollector(tr, n)
 		assert.Equal(t, 5, testutil.CollectAndCount(c, "polite_requests_total"), "n=%d", n)
 	}
+}
+
+// TestCollectorDocListsEverySeries checks NewCollector's doc against what
+// it exports: every metric family, and no other.
+func TestCollectorDocListsEverySeries(t *testing.T) {
+	src, err := os.ReadFile("collector.go")
+	require.NoError(t, err)
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^//\s+(polite_[a-z_]+)`).FindAllStringSubmatch(string(src), -1) {
+		documented[m[1]] = true
+	}
+	tr, _ := newTransport(t)
+	get(t, tr, "http://a.test/", false)
+	exported := map[string]bool{}
+	for _, f := range gather(t, metrics.NewCollector(tr, 0)) {
+		exported[f.GetName()] = true
+	}
+	assert.Equal(t, exported, documented)
 }
