@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,8 +21,8 @@ import (
 // SIGKILL and starts it again on the same file: the site sees the same
 // pace across the restart. Domain a (127.0.0.1) goes at 1 request per 10
 // s; domain b (127.0.0.2) answers its first request with a 429 and
-// Retry-After: 12. The process dies 6.5 s in, after its state was written
-// at 5 s; the restarted one must still wait for a's turn and b's pause.
+// Retry-After: 12. The process dies once its state was written (every
+// 5 s); the restarted one must still wait for a's turn and b's pause.
 func TestFetchStateSurvivesSIGKILL(t *testing.T) {
 	var mu sync.Mutex
 	arrivals := map[string]time.Time{}
@@ -49,7 +50,12 @@ func TestFetchStateSurvivesSIGKILL(t *testing.T) {
 	var stderr strings.Builder
 	first.Stderr = &stderr
 	require.NoError(t, first.Start())
-	time.Sleep(6500 * time.Millisecond)
+	// Kill it once it has written its state with both domains in it (every
+	// 5 s), however slowly a loaded machine runs it.
+	require.Eventually(t, func() bool {
+		data, err := os.ReadFile(state)
+		return err == nil && strings.Contains(string(data), `"127.0.0.1"`) && strings.Contains(string(data), `"127.0.0.2"`)
+	}, 30*time.Second, 50*time.Millisecond, "the state file never held both domains; stderr: %s", &stderr)
 	require.NoError(t, first.Process.Kill()) // SIGKILL: no chance to write the state again
 	_ = first.Wait()
 	mu.Lock()
