@@ -23,7 +23,7 @@ import (
 // the share every worker would be hanging within 0.4 s, and the fast
 // domain would wait for the timeout.
 func TestFetchHangingDomainDoesNotStarveOthers(t *testing.T) {
-	const timeout = 6 * time.Second
+	const timeout = 10 * time.Second
 	fast := newSite(t, nil)
 	ln, err := net.Listen("tcp", "127.0.0.2:0") // another domain key on this machine
 	if err != nil {
