@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,9 +52,9 @@ func (f *fakeClock) at(t *testing.T, d time.Duration) {
 // step is one call made to both limiters at offset at.
 type step struct {
 	at      time.Duration
-	op      string // "reserve", "cancel", "pause" or "state"
+	op      string // "reserve", "cancel", "confirm", "pause" or "state"
 	maxWait time.Duration
-	cancel  int           // for "cancel": the index of the step that reserved
+	turn    int           // for "cancel" and "confirm": the index of the step that reserved
 	pause   time.Duration // for "pause"
 	rule    *limiter.Rule // overrides the scenario's rule
 }
@@ -66,6 +67,8 @@ func TestScriptsMatchMemory(t *testing.T) {
 	srv := redistest.Start(t)
 	perSecond := func(rate float64, burst int) limiter.Rule { return limiter.Rule{Rate: rate, Burst: burst} }
 	reserve := func(at time.Duration) step { return step{at: at, op: "reserve"} }
+	confirm := func(at time.Duration, turn int) step { return step{at: at, op: "confirm", turn: turn} }
+	state := func(at time.Duration) step { return step{at: at, op: "state"} }
 	ms := time.Millisecond
 	twoQuotas := limiter.Rule{Rate: 100, Burst: 10, Quotas: []config.Quota{{Requests: 3, Window: time.Second}, {Requests: 5, Window: 3 * time.Second}}}
 	threeOfOne := limiter.Rule{Rate: 100, Burst: 10, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}
@@ -97,17 +100,28 @@ func TestScriptsMatchMemory(t *testing.T) {
 			reserve(400 * ms), {at: 400 * ms, op: "state"},
 		}},
 		{"cancel latest is exact", limiter.Rule{Rate: 10, Burst: 2, MinDelay: 50 * ms, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}, []step{
-			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", cancel: 2}, {at: 10 * ms, op: "state"},
-			reserve(20 * ms), {at: 30 * ms, op: "cancel", cancel: 5}, {at: 30 * ms, op: "cancel", cancel: 1},
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", turn: 2}, {at: 10 * ms, op: "state"},
+			reserve(20 * ms), {at: 30 * ms, op: "cancel", turn: 5}, {at: 30 * ms, op: "cancel", turn: 1},
 			{at: 40 * ms, op: "state"}, reserve(40 * ms), reserve(40 * ms),
 		}},
 		{"cancel an older one", limiter.Rule{Rate: 10, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}, []step{
-			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", cancel: 1}, {at: 10 * ms, op: "state"},
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", turn: 1}, {at: 10 * ms, op: "state"},
 			reserve(20 * ms), reserve(20 * ms), {at: 30 * ms, op: "state"},
 		}},
 		{"max wait refusal claims nothing", perSecond(1, 1), []step{
 			reserve(0), {at: 0, op: "reserve", maxWait: 500 * ms}, {at: 0, op: "reserve", maxWait: time.Second},
 			{at: 0, op: "reserve", maxWait: 1500 * ms}, {at: 10 * ms, op: "state"}, reserve(10 * ms),
+		}},
+		{"late start moves the turns after it", perSecond(4, 1), []step{
+			reserve(0), reserve(0), reserve(0), confirm(450*ms, 1), confirm(500*ms, 2), state(600 * ms),
+			confirm(700*ms, 2), state(700 * ms), reserve(700 * ms), confirm(1000*ms, 8), reserve(1000 * ms),
+		}},
+		{"late start with min delay and quota", limiter.Rule{Rate: 10, Burst: 2, MinDelay: 100 * ms, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}, []step{
+			reserve(0), reserve(0), reserve(0), confirm(180*ms, 1), confirm(200*ms, 2), state(250 * ms),
+			confirm(290*ms, 2), state(300 * ms), reserve(300 * ms), reserve(300 * ms),
+		}},
+		{"late start after one that went at once", limiter.Rule{MinDelay: 100 * ms}, []step{
+			reserve(0), reserve(0), reserve(250 * ms), confirm(300*ms, 1), state(310 * ms), confirm(350*ms, 1), reserve(350 * ms),
 		}},
 		{"quotas change", twoQuotas, []step{
 			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "state", rule: &threeOfOne},
@@ -117,11 +131,9 @@ func TestScriptsMatchMemory(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeClock(t, srv)
-			m := limiter.NewMemory()
-			t0 := time.Now().Add(time.Hour)
 			ctx := context.Background()
 			key := fmt.Sprintf("case%d.example", i)
-			memory := map[int]*limiter.Reservation{}
+			memory := memorySteps(t, key, tt.rule, tt.steps)
 			script := map[int]*turn{}
 			for j, s := range tt.steps {
 				rule := tt.rule
@@ -129,33 +141,78 @@ func TestScriptsMatchMemory(t *testing.T) {
 					rule = *s.rule
 				}
 				f.at(t, s.at)
-				now := t0.Add(s.at)
-				req := limiter.Request{Key: key, Rule: &rule, MaxWait: s.maxWait}
+				want := &memory[j]
 				where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
 				switch s.op {
 				case "reserve":
-					var want limiter.Reservation
-					m.ReserveAt(&req, &want, now)
 					got, err := f.reserve(ctx, key, &rule, s.maxWait, 0)
 					require.NoError(t, err, where)
-					assert.Equal(t, want.OK, got.ok, where)
-					assert.InDelta(t, want.Wait, got.wait, float64(tolerance), where+": wait")
-					assert.Equal(t, want.Reason, scriptReason(got.reason), where+": reason")
-					memory[j], script[j] = &want, &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
+					assert.Equal(t, want.res.OK, got.ok, where)
+					assert.InDelta(t, want.res.Wait, got.wait, float64(tolerance), where+": wait")
+					assert.Equal(t, want.res.Reason, scriptReason(got.reason), where+": reason")
+					script[j] = &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
 				case "cancel":
-					require.NoError(t, memory[s.cancel].Cancel(ctx), where)
-					require.NoError(t, f.cancel(ctx, script[s.cancel]), where)
+					require.NoError(t, f.cancel(ctx, script[s.turn]), where)
+				case "confirm":
+					more, paused, err := script[s.turn].confirm(ctx, &limiter.Reservation{})
+					require.NoError(t, err, where)
+					require.Zero(t, paused, where)
+					assert.InDelta(t, want.more, more, float64(tolerance), where+": more")
 				case "pause":
-					m.ObserveAt(&req, &limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
 					require.NoError(t, f.pause(ctx, key, s.pause), where)
 				case "state":
 					got, gotAt := f.report(t, key, rule)
-					assertSameState(t, m.StateAt(&req, now), now, got, gotAt, where)
+					assertSameState(t, want.state, want.at, got, gotAt, where)
 				}
 			}
 			assert.False(t, f.down())
 		})
 	}
+}
+
+// memoryStep is what limiter.Memory made of a step.
+type memoryStep struct {
+	res   limiter.Reservation // of a "reserve"
+	more  time.Duration       // the wait a "confirm" returned
+	state limiter.State       // of a "state", at at
+	at    time.Time
+}
+
+// memorySteps runs steps on a limiter.Memory, each at its offset: in a
+// synctest bubble, so that Confirm, which reads the clock, runs at it too.
+func memorySteps(t *testing.T, key string, rule limiter.Rule, steps []step) []memoryStep {
+	out := make([]memoryStep, len(steps))
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		m := limiter.NewMemory()
+		t0 := time.Now()
+		for j, s := range steps {
+			rule := rule
+			if s.rule != nil {
+				rule = *s.rule
+			}
+			time.Sleep(time.Until(t0.Add(s.at)))
+			now := t0.Add(s.at)
+			req := limiter.Request{Key: key, Rule: &rule, MaxWait: s.maxWait}
+			o := &out[j]
+			o.at = now
+			switch s.op {
+			case "reserve":
+				m.ReserveAt(&req, &o.res, now)
+			case "cancel":
+				require.NoError(t, out[s.turn].res.Cancel(ctx))
+			case "confirm":
+				more, err := out[s.turn].res.Confirm(ctx)
+				require.NoError(t, err)
+				o.more = more
+			case "pause":
+				m.ObserveAt(&req, &limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+			case "state":
+				o.state = m.StateAt(&req, now)
+			}
+		}
+	})
+	return out
 }
 
 // scriptReason is the reason Memory gives where a script gives why: the
@@ -248,7 +305,9 @@ return {f(tk), f(ta), f(l), f(p), f(qa)}
 `)
 
 // TestCancelLatestRestoresState checks that undoing the latest reservation
-// leaves the stored pace exactly as before it.
+// leaves the stored pace exactly as before it. Each one waits: the record
+// of a turn that went at once stays when it is given back (cancel.lua),
+// and with it the time the domain is quiet.
 func TestCancelLatestRestoresState(t *testing.T) {
 	srv := redistest.Start(t)
 	f := newFakeClock(t, srv)
@@ -263,6 +322,10 @@ func TestCancelLatestRestoresState(t *testing.T) {
 		require.NoError(t, err)
 		return state, list
 	}
+	var first limiter.Reservation
+	f.at(t, 0)
+	require.NoError(t, f.Reserve(ctx, &limiter.Request{Key: key, Rule: &rule}, &first))
+	require.Zero(t, first.Wait)
 	for i := range 4 {
 		f.at(t, time.Duration(i)*10*time.Millisecond)
 		wantState, wantList := snapshot()

@@ -33,9 +33,10 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // workers' clocks never matter. A request costs one round trip: Reserve
 // claims the earliest start and returns how long to wait for it, and the
 // caller sleeps; there is no polling. A request that had to wait pays one
-// more when its turn comes (limiter.Wait's Confirm), to learn whether a
-// worker paused the domain meanwhile; if one did, its turn is given back
-// and the first one after the pause claimed. A cancelled wait gives its
+// more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
+// starts and to learn whether a worker paused the domain meanwhile; if one
+// did, its turn is given back and the first one after the pause claimed.
+// A cancelled wait gives its
 // start back. A domain's keys (prefix + "{domain}:state", prefix +
 // "{domain}:q:N") share a hash tag, so the scripts run on Redis Cluster.
 // They expire once the domain has been idle for as long as it takes to
@@ -61,13 +62,26 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // sooner than the rules allow (later requests may wait a token longer than
 // they need). A request goes when its wait, counted from the reply, is
 // over: late by the reply's trip back, and by its timer firing late on a
-// busy machine. Redis does not learn of that lateness, and the turns after
-// it are granted already, so the gap after a late request narrows by as
-// much as it was late: the server can see two requests of one domain
-// closer than the rules allow by how late the first went, about a round
-// trip on a quiet machine. Waits are capped: a reservation that would wait
-// more than 400 days is refused, and every key gets an expiry, whatever the
-// rule (config.Limit.Validate refuses rules that come near).
+// busy machine (by hundreds of milliseconds under load). So Redis also
+// keeps a record, as limiter.Memory does: when the latest request started,
+// as its Confirm (or its reservation, when it went at once) told Redis,
+// on Redis's clock. A start later than planned by more than a millisecond
+// moves the turns claimed after it, and a turn granted before it, to any
+// process, waits at its Confirm until the rules allow after it: Confirm
+// returns the extra wait, and the caller (limiter.Wait) sleeps and
+// confirms again. That costs no round trip more for a start on time, and
+// one more for each turn a late start holds back. What remains: the
+// server can see two requests of one domain closer than the rules allow
+// by up to a millisecond (a start that late counts as on time, and the
+// record holds a turn back only for more), plus the time from Redis
+// answering the Confirm to the request leaving (the reply's trip back and
+// a goroutine scheduled late after it, which Redis does not learn of),
+// plus the difference between the processes' network delays to the
+// server. A turn given back leaves the record as it is, so a request
+// recorded but not sent only holds the next ones back. Waits are capped: a
+// reservation that would wait more than 400 days is refused, and every key
+// gets an expiry, whatever the rule (config.Limit.Validate refuses rules
+// that come near).
 //
 // Concurrency caps (max_concurrent) are not shared: the Transport enforces
 // them in each process, since a shared count would leak the slots of a
@@ -102,9 +116,9 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // only its own starts, from the outage on); with a burst above 1, the
 // switch back waits only for this process's next token while Redis's
 // bucket may hold more, so it can add up to burst-1 starts to the
-// process's own pace; and, as between two turns Redis grants, a start that
-// goes later than its process expected (a late wake-up) narrows the gap to
-// a turn granted before it went.
+// process's own pace; and a late start that Redis does not hear of (its
+// Confirm failing while Redis is away) narrows the gap to a turn granted
+// before it went.
 //
 // Create the client with ContextTimeoutEnabled, so that go-redis itself
 // ends a call at the timeout; with a client that does not, each call runs
@@ -221,7 +235,7 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	}
 	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
 	if got.ok {
-		res.Turn = &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start}
+		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start}
 		if l.handoff != nil {
 			l.handoff.note(r.Key, &paced, time.Now().Add(got.wait), false)
 		}

@@ -21,13 +21,15 @@ var (
 	luaCancel string
 	//go:embed lua/pause.lua
 	luaPause string
+	//go:embed lua/confirm.lua
+	luaConfirm string
 )
 
 // scripts are the Lua scripts of a Limiter, each one atomic on Redis.
 // reserve also reports a domain's state, so that the decision every rule
 // takes part in is written once.
 type scripts struct {
-	reserve, cancel, pause *redis.Script
+	reserve, cancel, pause, confirm *redis.Script
 }
 
 // horizon is the longest wait a Limiter hands out: a reservation that
@@ -36,13 +38,21 @@ type scripts struct {
 // every rule of a valid limit within a year, well inside it.
 const horizon = 400 * 24 * time.Hour
 
+// slip is how much later than planned, on Redis's clock, a start may be
+// confirmed and still count as on time: the plan does not move for it, and
+// the record of the latest start holds a turn back only when it asks for
+// more. A start confirmed late by the usual round trip then costs no
+// second one.
+const slip = time.Millisecond
+
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon, in microseconds.
+// also sees horizon and slip, in microseconds.
 func newScripts(clock string) scripts {
-	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n"
+	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n"
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
-	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause)}
+	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }
 
 // keys returns the keys of domain under rule: its state hash, then one

@@ -15,6 +15,7 @@ type turn struct {
 	l     *Limiter
 	key   string
 	rule  *limiter.Rule // the caller's, without the gap this process learned
+	gap   time.Duration // the learned min delay the turn was claimed with, where longer than the rule's
 	id    uint64        // the state's epoch above the reservation's number below
 	start int64         // on Redis's clock, in microseconds
 	given bool          // given back already: a new turn, or none, replaced it
@@ -53,10 +54,15 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	return nil
 }
 
-// Confirm implements limiter.Reservation.Turn: one round trip asks Redis whether a
-// worker paused the key since the turn was claimed. If one did, the turn
-// is given back, the first one after the pause claimed into res, and the
-// wait for it returned. While Redis does not answer, the turn stands
+// Confirm implements limiter.Reservation.Turn: one round trip tells Redis
+// that the turn starts now, and asks whether a worker paused the key since
+// the turn was claimed. If one did, the turn is given back, the first one
+// after the pause claimed into res, and the wait for it returned. If an
+// earlier request started later than planned, after the turn was granted,
+// the turn waits as long as the rules ask after that start, and Confirm
+// returns how long. Otherwise Redis records the start, and one later than
+// planned (by more than slip) moves the turns claimed after it, as
+// limiter.Memory does. While Redis does not answer, the turn stands
 // (FailClosed: an error wrapping ErrUnavailable) unless this process knows
 // of a pause in force: then the fallback claims the turn after it. When
 // a turn Redis granted goes, this process's own pace learns that it goes
@@ -100,12 +106,20 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 	return res.Wait, nil
 }
 
-// confirm is Confirm through Redis. It returns the wait for the new turn,
-// if any, and the pause Redis reported.
+// confirm is Confirm through Redis, with the confirm script. It returns
+// the wait for the turn, or for the new turn after a pause, and the pause
+// Redis reported.
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
 	l := t.l
-	if paused, err = l.paused(ctx, t.key); err != nil || paused <= 0 {
+	paced := *t.rule
+	paced.MinDelay = max(t.rule.MinDelay, t.gap)
+	args := append(ruleArgs(paced, 2), t.id>>32, t.start)
+	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key, len(paced.Quotas)), args)
+	if err != nil {
 		return 0, 0, err
+	}
+	if paused, wait, err = parseConfirm(v); err != nil || paused <= 0 {
+		return wait, 0, err
 	}
 	if err := l.cancel(ctx, t); err != nil {
 		return 0, paused, err

@@ -11,7 +11,10 @@
 -- allow; the cost is that later requests wait up to a token longer for
 -- each older turn given back. It returns 1 for an undo, 2 for a give-back,
 -- 0 when the domain is gone or its state is not the one the reservation was
--- made in (another epoch). The state is as reserve.lua describes it.
+-- made in (another epoch). The record (s, sk) stays, unlike keyState's,
+-- which the undo restores: a start it holds may have been made, and
+-- keeping one that was not only holds the next starts back. The state is
+-- as reserve.lua describes it.
 local nq = #KEYS - 1
 local sig = ''
 for i = 1, nq do
@@ -26,7 +29,7 @@ local raw = redis.call('HGET', KEYS[1], 's')
 if not raw then
   return 0
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep = cmsgpack.unpack(raw)
+local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
 if ep ~= epoch then
   return 0
 end
@@ -36,6 +39,14 @@ local fits = nq > 0 and had_sig == sig
 -- stands.
 if seq == id and uqa then
   tk, ta, l, qa = utk, uta, ul, math.max(uqa, p)
+  if s then
+    -- The record stays: the start it holds may have been made.
+    local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+    qa = math.max(qa, s + math.min(tonumber(ARGV[3]), 2 * horizon))
+    if rate > 0 and sk then
+      qa = math.max(qa, s + math.min(math.ceil((burst - sk) * 1e6 / rate), 2 * horizon))
+    end
+  end
   if fits then
     for i = 1, nq do
       if uq[2 * i - 1] then
@@ -46,7 +57,7 @@ if seq == id and uqa then
       end
     end
   end
-  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, nil, nil, nil, nil, nil, ep))
+  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, nil, nil, nil, nil, nil, ep, s, sk))
   return 1
 end
 
@@ -57,5 +68,5 @@ if fits then
     end
   end
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
 return 2

@@ -5,9 +5,9 @@
 -- same way.
 local now = clock()
 local raw = redis.call('HGET', KEYS[1], 's')
-local tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep = nil, nil, nil, 0, 0, 0, '', 0
+local tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = nil, nil, nil, 0, 0, 0, '', 0
 if raw then
-  tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep = cmsgpack.unpack(raw)
+  tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
 end
 local till = now + math.min(tonumber(ARGV[1]), 2 * horizon)
 p, qa = math.max(p, till), math.max(qa, till)
@@ -16,7 +16,7 @@ if qa > xa or xa - now > 10 * horizon then
   local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
   xa, ms = now + ttl, math.ceil(ttl / 1000)
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   redis.call('PEXPIRE', KEYS[1], ms)
 end

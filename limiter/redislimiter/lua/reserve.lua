@@ -34,6 +34,11 @@
 --           (FLUSHALL, a restart without persistence, an eviction) is told
 --           apart from the one before, and the reservations of the one
 --           before cannot be given back into it; nil until then
+--   s, sk   the record (keyState's sent and sentBucket): when the latest
+--           request started, as a reservation that goes at once and
+--           confirm.lua note it, and the record's bucket's tokens left
+--           then (nil without a bucket); s is nil until a start is noted.
+--           A cancel leaves them, so that they never go back in time
 --
 -- ARGV is the rule: rate, burst, min_delay, jitter, then each quota's
 -- requests and window. To reserve, the jitter sample, the longest
@@ -47,6 +52,10 @@
 -- reason, paused, then each quota's remaining and next_free}. Arguments
 -- that are '0' are not converted, as those that are left out are not: the
 -- common case costs less.
+--
+-- slip, defined before this script, is how far the record may be ahead
+-- of a start the plan allows at once before it holds the start back, as
+-- confirm.lua's.
 --
 -- horizon, defined before this script, is the longest wait: a reservation
 -- that would wait longer is refused whatever the longest acceptable wait,
@@ -83,10 +92,10 @@ end
 
 local now = clock()
 local raw = redis.call('HGET', KEYS[1], 's')
-local tk, ta, l, p, qa, seq, had_sig, xa, ep = nil, nil, nil, 0, 0, 0, '', 0, nil
+local tk, ta, l, p, qa, seq, had_sig, xa, ep, s, sk = nil, nil, nil, 0, 0, 0, '', 0, nil, nil, nil
 if raw then
   local _
-  tk, ta, l, p, qa, seq, had_sig, xa, _, _, _, _, _, ep = cmsgpack.unpack(raw)
+  tk, ta, l, p, qa, seq, had_sig, xa, _, _, _, _, _, ep, s, sk = cmsgpack.unpack(raw)
 end
 local fits = had_sig == sig
 
@@ -147,6 +156,25 @@ if l and sample > 0 then
     t = t + sample
   elseif l + sample > t then
     t, reason = l + sample, 'jitter'
+  end
+end
+
+-- The record, as confirm.lua reads it: the earliest start it allows, u,
+-- and its bucket's tokens at now. A start the plan allows at once, or a
+-- report, waits for it when it asks for more than slip.
+local u, rlevel = now, burst
+if s and (report or t == now) then
+  if min_delay > 0 and s + min_delay > u then
+    u = s + min_delay
+  end
+  if rate > 0 and sk then
+    rlevel = math.min(sk + math.max(now - s, 0) * rate / 1e6, burst)
+    if rlevel < 1 then
+      u = math.max(u, now + math.min(math.ceil((1 - rlevel) * 1e6 / rate), 2 * horizon))
+    end
+  end
+  if u > t and u - now > slip then
+    t, reason = u, 'queue'
   end
 end
 
@@ -216,6 +244,17 @@ if not ep then
   ep, seq = now % 4294967295 + 1, 0
 end
 l, seq = t, (seq + 1) % 4294967296
+if t == now then
+  -- Going at once: the record notes the start, as confirm.lua does.
+  s, sk = now, nil
+  if min_delay > 0 and now + min_delay > qa then
+    qa = now + min_delay
+  end
+  if rate > 0 then
+    sk = rlevel - 1
+    qa = math.max(qa, now + math.min(math.ceil((burst - sk) * 1e6 / rate), 2 * horizon))
+  end
+end
 
 -- The keys expire at qa plus the time from now to qa, at least a second,
 -- set whenever qa passes the expiry set before, or when a list was just
@@ -229,7 +268,7 @@ if qa > xa or made or xa - now > 10 * horizon then
   local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
   xa, ms = now + ttl, math.ceil(ttl / 1000)
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   for i = 1, #KEYS do
     redis.call('PEXPIRE', KEYS[i], ms)
