@@ -158,3 +158,23 @@ func TestQuotaMemoryGrowsWithRequests(t *testing.T) {
 	assert.Less(t, perKey, 2000.0, "the whole 10,000-start ring would be 80 KB")
 	runtime.KeepAlive(m)
 }
+
+// Giving back the latest turn does not erase a start recorded after it
+// was made: at 4/s, a turn that started late at 450 ms still keeps the
+// next one 250 ms after it, though the latest turn, made before that
+// start, is given back.
+func TestCancelLatestKeepsLaterStarts(t *testing.T) {
+	c := newClock()
+	m := limiter.NewMemory()
+	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 4, Burst: 1}}
+	c.reserveAt(m, r, 0)              // goes at once
+	late, _ := c.reserveAt(m, r, 0)   // planned at 250 ms
+	latest, _ := c.reserveAt(m, r, 0) // planned at 500 ms
+	require.Zero(t, limiter.ConfirmAt(&late, c.at(ms(450))), "starts late")
+	require.NoError(t, latest.Cancel(context.Background()))
+	next, start := c.reserveAt(m, r, ms(460))
+	if start < ms(700) {
+		start += limiter.ConfirmAt(&next, c.at(start))
+	}
+	assert.GreaterOrEqual(t, start, ms(700), "250 ms after the late start")
+}

@@ -33,6 +33,7 @@ type keyState struct {
 	sentBucket bucket
 	sent       int64 // when the latest request started, if hasSent
 	hasSent    bool
+	records    uint32 // counts the starts recorded
 
 	quietAt int64 // from then on the state is as good as a fresh one
 
@@ -54,9 +55,11 @@ type undo struct {
 	last       int64
 	hasLast    bool
 	quietAt    int64
-	sentBucket bucket // the record, which a turn that goes at once writes
+	sentBucket bucket // the record before the turn, if the turn went at once
 	sent       int64
 	hasSent    bool
+	recorded   bool   // the turn went at once: it wrote the record
+	records    uint32 // the count of starts recorded just after it
 }
 
 func newKeyState() *keyState {
@@ -207,6 +210,7 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	res.OK, res.id, res.at = true, s.commit(t, now, rule), t
 	if t == now {
 		s.record(now, rule)
+		s.undo.recorded, s.undo.records = true, s.records
 	}
 }
 
@@ -232,6 +236,7 @@ func (s *keyState) commit(t, now int64, rule *Rule) uint64 {
 // record notes that a request starts at now.
 func (s *keyState) record(now int64, rule *Rule) {
 	s.sent, s.hasSent = now, true
+	s.records++
 	gap, _ := s.minDelay(rule)
 	s.quietAt = max(s.quietAt, after(now, gap))
 	if rule.Rate > 0 {
@@ -302,7 +307,10 @@ func (s *keyState) cancel(id uint64, start int64, rule *Rule) {
 	if id == s.latestID() && s.undo.valid {
 		u := &s.undo
 		s.bucket, s.last, s.hasLast = u.bucket, u.last, u.hasLast
-		s.sentBucket, s.sent, s.hasSent = u.sentBucket, u.sent, u.hasSent
+		if u.recorded && u.records == s.records {
+			// Its start is the latest recorded: no other start is lost.
+			s.sentBucket, s.sent, s.hasSent = u.sentBucket, u.sent, u.hasSent
+		}
 		s.quietAt = max(u.quietAt, s.pausedUntil, s.recordQuiet(rule))
 		for i := range s.windows {
 			s.windows[i].pop()
