@@ -46,5 +46,3 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.req.Key, "added", added, "status", resp.StatusCode)
 	}
 }
-
-func isThrottled(status int) bool { return feedback.Throttled(status) }

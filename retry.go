@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"time"
+
+	"github.com/polite-go/polite/internal/feedback"
 )
 
 // RetryPolicy wraps next, a github.com/hashicorp/go-retryablehttp CheckRetry
@@ -49,7 +51,7 @@ func refused(err error) bool {
 // of its own. See RetryPolicy.
 func (t *Transport) Backoff(next func(min, max time.Duration, attempt int, resp *http.Response) time.Duration) func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
-		if (resp != nil && isThrottled(resp.StatusCode)) || next == nil {
+		if (resp != nil && feedback.Throttled(resp.StatusCode)) || next == nil {
 			return 0
 		}
 		return next(min, max, attempt, resp)

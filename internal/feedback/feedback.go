@@ -12,10 +12,10 @@ import (
 // come back; each further one doubles it, up to the maximum pause.
 const firstBackoff = time.Second
 
-// MaxAdaptiveDelay is the longest gap adaptive pacing puts between two
+// maxAdaptiveDelay is the longest gap adaptive pacing puts between two
 // requests (Scrapy AutoThrottle's default maximum). A configured pace
 // slower than that is kept as it is.
-const MaxAdaptiveDelay = time.Minute
+const maxAdaptiveDelay = time.Minute
 
 // The reasons a State gives for a pause or a widened gap.
 const (
@@ -60,12 +60,6 @@ type Verdict struct {
 	Pause  time.Duration
 	Reason string
 	Added  time.Duration // how much later the key's pause now ends
-}
-
-// Listens reports whether a response with status and RateLimit headers
-// (hinted) can change s under p: most responses cannot, and cost nothing.
-func (s *State) Listens(status int, hinted bool, p *Policy) bool {
-	return Throttled(status) || hinted || p.Adaptive || s.step > 0
 }
 
 // Observe takes in r, received at now, and returns the pause to ask for,
@@ -148,16 +142,6 @@ func (s *State) MinDelay() (time.Duration, string) {
 	}
 }
 
-// PauseReason says why the key is paused at now: the reason of the pause
-// this State asked for, or "" if it asked for none that lasts that long
-// (the pause came from elsewhere, such as another worker).
-func (s *State) PauseReason(now time.Time) string {
-	if s.until > now.UnixNano() {
-		return s.reason
-	}
-	return ""
-}
-
 // Throttled reports whether status asks the client to slow down.
 func Throttled(status int) bool {
 	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
@@ -171,7 +155,7 @@ func Throttled(status int) bool {
 //	new = (old + latency/target) / 2
 //
 // never below floor (the key's configured pace) nor above
-// MaxAdaptiveDelay. A response that is not 2xx never shortens the gap
+// maxAdaptiveDelay. A response that is not 2xx never shortens the gap
 // (error pages are fast and would speed the crawl up), and a 429 or 503
 // doubles it. old is 0 before the first response, which starts the gap at
 // floor.
@@ -182,12 +166,12 @@ func adaptDelay(old, latency time.Duration, status int, target float64, floor ti
 	old = max(old, floor)
 	var next time.Duration
 	if Throttled(status) {
-		next = 2 * min(old, MaxAdaptiveDelay)
+		next = 2 * min(old, maxAdaptiveDelay)
 	} else {
-		goal := min(float64(max(latency, 0))/target, float64(MaxAdaptiveDelay))
-		next = (min(old, MaxAdaptiveDelay) + time.Duration(goal)) / 2
+		goal := min(float64(max(latency, 0))/target, float64(maxAdaptiveDelay))
+		next = (min(old, maxAdaptiveDelay) + time.Duration(goal)) / 2
 	}
-	next = max(min(next, MaxAdaptiveDelay), floor)
+	next = max(min(next, maxAdaptiveDelay), floor)
 	if (status < 200 || status > 299) && next < old {
 		return old
 	}

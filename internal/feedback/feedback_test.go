@@ -138,15 +138,6 @@ func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
 	}
 }
 
-func TestFeedbackPauseReason(t *testing.T) {
-	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-	var p State
-	assert.Empty(t, p.PauseReason(t0), "a pause this State did not ask for")
-	p.Observe(&Response{Status: 429, RetryAfter: 10 * time.Second, Sent: t0}, t0, &Policy{MaxPause: time.Hour})
-	assert.Equal(t, RetryAfter, p.PauseReason(t0.Add(9*time.Second)))
-	assert.Empty(t, p.PauseReason(t0.Add(10*time.Second)))
-}
-
 func FuzzFeedbackPauseState(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(time.Minute))
 	f.Add([]byte{255, 0, 255, 0, 17, 200}, int64(time.Second))
