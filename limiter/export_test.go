@@ -27,4 +27,4 @@ func ConfirmAt(res *Reservation, now time.Time) time.Duration {
 }
 
 // Len reports how many keys m tracks.
-func (m *Memory) Len() int { return m.len() }
+func (m *Memory) Len() int { return int(m.count.Load()) }

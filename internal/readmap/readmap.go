@@ -94,17 +94,6 @@ func (m *Map[V]) Range(f func(key string, v V) bool) {
 	}
 }
 
-// Len returns how many keys the map holds.
-func (m *Map[V]) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := len(m.dirty)
-	if r := m.read.Load(); r != nil {
-		n += len(*r)
-	}
-	return n
-}
-
 // missLocked counts a read that missed the read map, and merges the dirty
 // map into it once the misses have paid for the copy.
 func (m *Map[V]) missLocked() {
