@@ -215,7 +215,6 @@ func (m *Memory) sweepQuiet(now int64) {
 	m.sweepAt.Store(max(minSweep, 2*m.count.Load()))
 }
 
-
 func policyOf(r *Rule) *feedback.Policy {
 	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r)}
 }
