@@ -6,18 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/polite-go/polite/internal/ticket"
-	"github.com/polite-go/polite/limiter"
 )
-
-// flight is one request on its way: its turn, then its response's body,
-// which ends the flight when it is closed, once. It is the one allocation
-// the Transport makes per request: the turn must not escape on its own
-// through the Limiter interface.
-type flight struct {
-	req limiter.Request
-	res limiter.Reservation
-	trackedBody
-}
 
 // trackedBody ends its request's flight when it is closed, once.
 type trackedBody struct {
@@ -44,17 +33,17 @@ type trackedReadWriteBody struct {
 
 func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// track wraps body in f so that closing it ends the request's flight; a
-// missing or empty body ends it at once.
-func (f *flight) track(body io.ReadCloser) io.ReadCloser {
+// track wraps body so that closing it ends the flight of its request to
+// d; a missing or empty body ends it at once.
+func track(d *domain, tk *ticket.Ticket, body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
-		f.d.finish()
-		f.tk.Done()
+		d.finish()
+		tk.Done()
 		return body
 	}
-	f.ReadCloser = body
+	tb := &trackedBody{ReadCloser: body, d: d, tk: tk}
 	if w, ok := body.(io.ReadWriteCloser); ok {
-		return trackedReadWriteBody{&f.trackedBody, w}
+		return trackedReadWriteBody{tb, w}
 	}
-	return &f.trackedBody
+	return tb
 }

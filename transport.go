@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/polite-go/polite/config"
@@ -138,17 +139,17 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, false, err)
 	}
-	f := &flight{trackedBody: trackedBody{d: d, tk: tk}}
-	if err := t.wait(ctx, f); err != nil {
+	var w waited
+	if err := t.wait(ctx, d, &w); err != nil {
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	sent := f.res.Start
+	sent := w.start
 	if sent.IsZero() {
 		sent = t.clock.now()
 	}
 	d.lastUsed.Store(sent.UnixNano())
-	d.stats.Sent(sent, f.res.Wait, f.res.Degraded)
+	d.stats.Sent(sent, w.wait, w.degraded)
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
 	if err != nil {
@@ -156,7 +157,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, sent)
-	resp.Body = f.track(resp.Body)
+	resp.Body = track(d, tk, resp.Body)
 	return resp, nil
 }
 
@@ -230,15 +231,37 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	}
 }
 
-// wait waits for the turn of f's request in its domain.
-func (t *Transport) wait(ctx context.Context, f *flight) error {
-	d, res := f.d, &f.res
+// waited is what a request's wait came to.
+type waited struct {
+	wait     time.Duration
+	degraded bool
+	start    time.Time // zero if the limiter did not say
+}
+
+// turn is a request to the limiter and its reservation. Both must be on
+// the heap, since they go through the Limiter interface: turns keeps them
+// for reuse, so that a wait allocates nothing.
+type turn struct {
+	req limiter.Request
+	res limiter.Reservation
+}
+
+var turns = sync.Pool{New: func() any { return new(turn) }}
+
+// wait waits for the turn of a request to d, and says in w how it went.
+func (t *Transport) wait(ctx context.Context, d *domain, w *waited) error {
 	if d.unpaced {
-		res.OK = true
 		return nil
 	}
-	f.req = limiter.Request{Key: d.req.Key, Rule: &d.rule, MaxWait: t.maxWait}
-	err := limiter.Wait(ctx, t.limiter, &f.req, res)
+	tn := turns.Get().(*turn)
+	defer func() {
+		*tn = turn{}
+		turns.Put(tn)
+	}()
+	tn.req = limiter.Request{Key: d.req.Key, Rule: &d.rule, MaxWait: t.maxWait}
+	res := &tn.res
+	err := limiter.Wait(ctx, t.limiter, &tn.req, res)
+	w.wait, w.degraded, w.start = res.Wait, res.Degraded, res.Start
 	if err == nil {
 		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
 			t.logger.DebugContext(ctx, "polite: waited", "domain", d.req.Key, "wait", res.Wait, "rule", res.Reason)

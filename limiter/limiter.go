@@ -18,7 +18,8 @@ import (
 // clock, redislimiter uses Redis's TIME.
 //
 // Most callers use Wait, which reserves a turn, sleeps until it comes and
-// confirms it. Implementations must be safe for concurrent use.
+// confirms it. Implementations must be safe for concurrent use, and keep
+// none of the pointers they are given once a call returns.
 type Limiter interface {
 	// Reserve claims into res the earliest turn every rule of r.Key allows
 	// and says how long to wait for it. If the wait would exceed r.MaxWait
