@@ -23,6 +23,8 @@ var (
 	luaPause string
 	//go:embed lua/confirm.lua
 	luaConfirm string
+	//go:embed lua/record.lua
+	luaRecord string
 )
 
 // scripts are the Lua scripts of a Limiter, each one atomic on Redis.
@@ -47,10 +49,11 @@ const slip = time.Millisecond
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon and slip, in microseconds.
+// also sees horizon and slip, in microseconds, and recorded (record.lua),
+// the record's rule that reserve and confirm share.
 func newScripts(clock string) scripts {
 	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n"
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaRecord
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }

@@ -42,18 +42,7 @@ end
 
 -- The record: the earliest start it allows, u, and its bucket's tokens at
 -- now.
-local u, level = now, burst
-if s then
-  if min_delay > 0 and s + min_delay > u then
-    u = s + min_delay
-  end
-  if rate > 0 and sk then
-    level = math.min(sk + math.max(now - s, 0) * rate / 1e6, burst)
-    if level < 1 then
-      u = math.max(u, now + math.min(math.ceil((1 - level) * 1e6 / rate), 2 * horizon))
-    end
-  end
-end
+local u, level = recorded(s, sk, now, min_delay, rate, burst)
 if u - now > slip then
   return {0, u - now}
 end

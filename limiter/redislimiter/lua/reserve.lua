@@ -164,15 +164,7 @@ end
 -- report, waits for it when it asks for more than slip.
 local u, rlevel = now, burst
 if s and (report or t == now) then
-  if min_delay > 0 and s + min_delay > u then
-    u = s + min_delay
-  end
-  if rate > 0 and sk then
-    rlevel = math.min(sk + math.max(now - s, 0) * rate / 1e6, burst)
-    if rlevel < 1 then
-      u = math.max(u, now + math.min(math.ceil((1 - rlevel) * 1e6 / rate), 2 * horizon))
-    end
-  end
+  u, rlevel = recorded(s, sk, now, min_delay, rate, burst)
   if u > t and u - now > slip then
     t, reason = u, 'queue'
   end
