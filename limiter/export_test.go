@@ -15,7 +15,7 @@ const (
 // PauseAt pauses key for d from now, as a Retry-After would.
 func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
 	n := m.nanos(now)
-	s := m.lockState(key, n)
+	s := m.lockState(key, &noRule, n)
 	defer s.mu.Unlock()
 	s.pause(after(n, d), ReasonPause)
 }
@@ -28,3 +28,9 @@ func ConfirmAt(res *Reservation, now time.Time) time.Duration {
 
 // Len reports how many keys m tracks.
 func (m *Memory) Len() int { return int(m.count.Load()) }
+
+// WithoutMemo is r without the memo RuleOf gives it, to compare Rules.
+func (r Rule) WithoutMemo() Rule {
+	r.memo = nil
+	return r
+}

@@ -21,8 +21,8 @@ import (
 // confirms it. Implementations must be safe for concurrent use, and keep
 // none of the pointers they are given once a call returns.
 type Limiter interface {
-	// Reserve claims into res the earliest turn every rule of r.Key allows
-	// and says how long to wait for it. If the wait would exceed r.MaxWait
+	// Reserve claims into res, setting every field, the earliest turn
+	// every rule of r.Key allows and says how long to wait for it. If the wait would exceed r.MaxWait
 	// (when positive), it claims nothing: res.OK is false and res.Wait the
 	// wait it would have needed.
 	Reserve(ctx context.Context, r *Request, res *Reservation) error
@@ -39,8 +39,10 @@ type Limiter interface {
 // than the Request's MaxWait allows.
 var ErrWaitTooLong = errors.New("limiter: wait longer than the maximum allowed")
 
-// Rule is what paces one key. A Rule is a plain value; a Limiter only
-// reads it.
+// Rule is what paces one key. A Limiter only reads it. A Rule made by
+// RuleOf also carries a cache of Memory's, which its copies share: while
+// it paces one key, Memory finds that key's state through it, without a
+// lookup.
 type Rule struct {
 	// Rate is the token bucket's refill rate per second; 0 means no bucket.
 	Rate float64
@@ -61,12 +63,14 @@ type Rule struct {
 	// MaxPause caps how long a server can pause the key (Retry-After,
 	// RateLimit headers, backoff); 0 means 10 minutes.
 	MaxPause time.Duration
+
+	memo *memo // nil unless RuleOf made the Rule
 }
 
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {
 	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter,
-		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency}
+		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency, memo: new(memo)}
 }
 
 // Request asks for a turn, or about one, for one key. A Limiter only

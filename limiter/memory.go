@@ -40,7 +40,40 @@ type lockedState struct {
 	mu sync.Mutex
 	keyState
 	owner   *Memory
-	dropped bool // swept: look the key up again
+	key     string
+	memo    *memo // the latest memo to remember it, which forgets it when it is dropped
+	dropped bool  // swept: look the key up again
+}
+
+// memo remembers the state a Rule last paced, for Memory to find it again
+// without a lookup.
+type memo struct{ state atomic.Pointer[lockedState] }
+
+// remembered returns the state of key in m that rule's memo holds, or nil.
+func (r *Rule) remembered(m *Memory, key string) *lockedState {
+	if r.memo == nil {
+		return nil
+	}
+	if s := r.memo.state.Load(); s != nil && s.owner == m && s.key == key {
+		return s
+	}
+	return nil
+}
+
+// remember makes rule's memo hold s, which is locked.
+func (r *Rule) remember(s *lockedState) {
+	if r.memo != nil && r.memo.state.Load() != s {
+		r.memo.state.Store(s)
+		s.memo = r.memo
+	}
+}
+
+// drop marks s, which is locked, as swept, so that no memo keeps it.
+func (s *lockedState) drop() {
+	s.dropped = true
+	if s.memo != nil {
+		s.memo.state.CompareAndSwap(s, nil)
+	}
 }
 
 const minSweep = 1024
@@ -71,7 +104,7 @@ func (m *Memory) reserve(r *Request, res *Reservation, n int64) {
 	if rule.Jitter > 0 {
 		jitter = rand.N(rule.Jitter)
 	}
-	s := m.lockState(r.Key, n)
+	s := m.lockState(r.Key, rule, n)
 	defer s.mu.Unlock()
 	s.reserve(n, rule, jitter, r.MaxWait, res)
 	res.Turn = s
@@ -86,14 +119,14 @@ func (m *Memory) Observe(_ context.Context, r *Request, o *Observation) (time.Du
 // ObserveAt is Observe at time now.
 func (m *Memory) ObserveAt(r *Request, o *Observation, now time.Time) time.Duration {
 	n := m.nanos(now)
-	s := m.lockState(r.Key, n)
-	defer s.mu.Unlock()
 	rule := r.rule()
+	s := m.lockState(r.Key, rule, n)
+	defer s.mu.Unlock()
 	if o.Status == 0 {
 		s.setCrawlDelay(n, rule, o.Host, o.CrawlDelay)
 		return 0
 	}
-	v := s.fb.Observe(&feedback.Response{Status: o.Status, Sent: o.Sent, Latency: o.Latency,
+	v := s.taught().Observe(&feedback.Response{Status: o.Status, Sent: o.Sent, Latency: o.Latency,
 		RetryAfter: o.RetryAfter, RateLimit: o.RateLimit}, now, policyOf(rule))
 	s.learned(n, rule)
 	if v.Pause > 0 {
@@ -109,13 +142,13 @@ func (m *Memory) State(_ context.Context, r *Request) (State, error) {
 
 // StateAt is State at time now.
 func (m *Memory) StateAt(r *Request, now time.Time) State {
-	n := m.nanos(now)
-	s := m.lockExisting(r.Key)
+	n, rule := m.nanos(now), r.rule()
+	s := m.lockExisting(r.Key, rule)
 	if s == nil {
-		return newKeyState().state(n, r.rule(), now)
+		return newKeyState().state(n, rule, now)
 	}
 	defer s.mu.Unlock()
-	return s.state(n, r.rule(), now)
+	return s.state(n, rule, now)
 }
 
 // Cancel implements Reservation.Turn.
@@ -155,12 +188,15 @@ func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 
 // lockState finds or creates key's state and locks it; the caller unlocks
-// it.
-func (m *Memory) lockState(key string, now int64) *lockedState {
+// it. rule's memo saves the lookup while it holds the state.
+func (m *Memory) lockState(key string, rule *Rule, now int64) *lockedState {
+	if s := m.lockRemembered(key, rule); s != nil {
+		return s
+	}
 	for {
 		s, ok := m.keys.Load(key)
 		if !ok {
-			fresh := &lockedState{keyState: *newKeyState(), owner: m}
+			fresh := &lockedState{keyState: *newKeyState(), owner: m, key: key}
 			fresh.gen = m.gens.Add(1)
 			if s, ok = m.keys.LoadOrStore(key, fresh); !ok {
 				if m.count.Add(1) >= m.sweepAt.Load() {
@@ -170,6 +206,7 @@ func (m *Memory) lockState(key string, now int64) *lockedState {
 		}
 		s.mu.Lock()
 		if !s.dropped {
+			rule.remember(s)
 			return s
 		}
 		s.mu.Unlock() // swept between the lookup and the lock: look again
@@ -178,7 +215,10 @@ func (m *Memory) lockState(key string, now int64) *lockedState {
 
 // lockExisting finds key's state and locks it, or returns nil if the key
 // has none.
-func (m *Memory) lockExisting(key string) *lockedState {
+func (m *Memory) lockExisting(key string, rule *Rule) *lockedState {
+	if s := m.lockRemembered(key, rule); s != nil {
+		return s
+	}
 	for {
 		s, ok := m.keys.Load(key)
 		if !ok {
@@ -186,10 +226,26 @@ func (m *Memory) lockExisting(key string) *lockedState {
 		}
 		s.mu.Lock()
 		if !s.dropped {
+			rule.remember(s)
 			return s
 		}
 		s.mu.Unlock()
 	}
+}
+
+// lockRemembered locks the state of key that rule's memo holds, if it is
+// still m's, or returns nil.
+func (m *Memory) lockRemembered(key string, rule *Rule) *lockedState {
+	s := rule.remembered(m, key)
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	if !s.dropped {
+		return s
+	}
+	s.mu.Unlock()
+	return nil
 }
 
 // sweepQuiet drops the keys that have fully recovered at now. A key busy
@@ -208,7 +264,7 @@ func (m *Memory) sweepQuiet(now int64) {
 		if s.quietAt > now {
 			return false
 		}
-		s.dropped = true
+		s.drop()
 		m.count.Add(-1)
 		return true
 	})

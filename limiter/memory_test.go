@@ -578,6 +578,29 @@ func TestEviction(t *testing.T) {
 	assert.Equal(t, probe(c, fresher, key, 2*time.Second), probe(c, m, key, 2*time.Second))
 }
 
+// TestRuleOfPacesAnyKeyInAnyMemory checks that the cache a Rule from
+// RuleOf carries never mixes keys or limiters up: one Rule, and its
+// copies, pace two keys in two Memories, interleaved, as separate Rules
+// would.
+func TestRuleOfPacesAnyKeyInAnyMemory(t *testing.T) {
+	c := newClock()
+	shared := limiter.RuleOf(config.Limit{RequestsPerSecond: 1, Burst: 1})
+	m1, m2 := limiter.NewMemory(), limiter.NewMemory()
+	// Each key follows the other in one Memory, and itself in the other.
+	order := []struct {
+		m   *limiter.Memory
+		key string
+	}{{m1, "a.com"}, {m1, "b.com"}, {m2, "b.com"}, {m2, "a.com"}}
+	for turn := range 3 {
+		for i, o := range order {
+			wait := stateAt(o.m, o.key, shared, c.at(0)).Wait
+			assert.Equal(t, time.Duration(turn)*time.Second, wait, "%d, turn %d: state", i, turn)
+			_, start := c.reserveAt(o.m, limiter.Request{Key: o.key, Rule: &shared}, 0)
+			assert.Equal(t, time.Duration(turn)*time.Second, start, "%d, turn %d", i, turn)
+		}
+	}
+}
+
 // TestStaleCancel checks that cancelling a reservation made before its key
 // was dropped does not disturb the key's new reservations.
 func TestStaleCancel(t *testing.T) {
@@ -662,7 +685,7 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 func TestRuleOf(t *testing.T) {
 	q := []config.Quota{{Requests: 3, Window: time.Hour}}
 	l := config.Limit{RequestsPerSecond: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), MaxConcurrent: 4, Quotas: q}
-	assert.Equal(t, limiter.Rule{Rate: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), Quotas: q}, limiter.RuleOf(l))
+	assert.Equal(t, limiter.Rule{Rate: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), Quotas: q}, limiter.RuleOf(l).WithoutMemo())
 	l.Adaptive = true
 	assert.True(t, limiter.RuleOf(l).Adaptive)
 }

@@ -99,7 +99,7 @@ func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
 		if err != nil {
 			return cr.n, fmt.Errorf("limiter: reading state of %q: %w", key, err)
 		}
-		s := m.lockState(key, now)
+		s := m.lockState(key, &noRule, now)
 		gen := s.gen
 		s.keyState = *st
 		s.gen = gen
@@ -123,7 +123,10 @@ func (m *Memory) local(wall int64) int64 {
 }
 
 func (m *Memory) save(s *keyState) savedKey {
-	k := savedKey{PauseWhy: s.pauseWhy, QuietAt: m.wall(s.quietAt), Feedback: s.fb.Save()}
+	k := savedKey{PauseWhy: s.pauseWhy, QuietAt: m.wall(s.quietAt)}
+	if s.fb != nil {
+		k.Feedback = s.fb.Save()
+	}
 	if s.bucket.used {
 		k.Bucket = savedBucket{s.bucket.tokens, m.wall(s.bucket.at)}
 	}
@@ -152,7 +155,9 @@ func (m *Memory) save(s *keyState) savedKey {
 func (m *Memory) restore(k savedKey) (*keyState, error) {
 	s := newKeyState()
 	s.pauseWhy, s.quietAt = k.PauseWhy, m.local(k.QuietAt)
-	s.fb.Restore(k.Feedback)
+	if k.Feedback != (feedback.Saved{}) {
+		s.taught().Restore(k.Feedback)
+	}
 	if k.Bucket.At != 0 {
 		s.bucket = bucket{tokens: k.Bucket.Tokens, at: m.local(k.Bucket.At), used: true}
 	}

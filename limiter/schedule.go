@@ -21,7 +21,6 @@ type keyState struct {
 	// The plan.
 	bucket      bucket
 	last        int64 // start of the latest turn, if hasLast
-	hasLast     bool
 	pausedUntil int64
 	pauseWhy    Reason // who asked for the pause until pausedUntil
 	windows     []window
@@ -31,13 +30,15 @@ type keyState struct {
 
 	// The record.
 	sentBucket bucket
-	sent       int64 // when the latest request started, if hasSent
-	hasSent    bool
+	sent       int64  // when the latest request started, if hasSent
 	records    uint32 // counts the starts recorded
+
+	// The flags of both, side by side to keep the struct small.
+	hasLast, hasSent bool
 
 	quietAt int64 // from then on the state is as good as a fresh one
 
-	fb feedback.State // what the server taught
+	fb *feedback.State // what the server taught; nil until it teaches
 }
 
 // bucket is a token bucket: tokens at at, if used; full otherwise.
@@ -50,16 +51,16 @@ type bucket struct {
 // undo holds what the latest turn changed, so that cancelling it
 // restores the plan exactly.
 type undo struct {
-	valid      bool
 	bucket     bucket
-	last       int64
-	hasLast    bool
-	quietAt    int64
 	sentBucket bucket // the record before the turn, if the turn went at once
+	last       int64
+	quietAt    int64
 	sent       int64
-	hasSent    bool
-	recorded   bool   // the turn went at once: it wrote the record
 	records    uint32 // the count of starts recorded just after it
+	valid      bool
+	hasLast    bool
+	hasSent    bool
+	recorded   bool // the turn went at once: it wrote the record
 }
 
 func newKeyState() *keyState {
@@ -118,6 +119,9 @@ func (b *bucket) take(t int64, rule *Rule) int64 {
 // minDelay is the least gap between two starts: the rule's, or what the
 // server asked for when that is longer, and the reason for it.
 func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
+	if s.fb == nil {
+		return rule.MinDelay, reasonMinDelay
+	}
 	learned, why := s.fb.MinDelay()
 	if learned > rule.MinDelay {
 		return learned, Reason(why)
@@ -194,8 +198,18 @@ func (s *keyState) recorded(now int64, rule *Rule) int64 {
 // wait would exceed maxWait (when positive).
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fitWindows(rule)
-	t, reason := s.earliest(now, rule, jitter)
-	if t == now {
+	quiet := now >= s.quietAt
+	if quiet {
+		// As good as a fresh state: the turn is now, and both buckets are
+		// full, so the record moves as the plan does.
+		s.bucket, s.sentBucket = bucket{}, bucket{}
+	}
+	inStep := quiet || s.inStep()
+	t, reason := now, Reason("")
+	if !quiet {
+		t, reason = s.earliest(now, rule, jitter)
+	}
+	if t == now && !inStep {
 		// Going at once: the record must allow it too.
 		if u := s.recorded(now, rule); u > now {
 			t, reason = u, reasonQueue
@@ -209,16 +223,31 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	}
 	res.OK, res.id, res.at = true, s.commit(t, now, rule), t
 	if t == now {
-		s.record(now, rule)
+		if inStep {
+			// The turn's start is the record's as it is the plan's: the
+			// record took the same token, and the plan's quiet time covers it.
+			s.sent, s.hasSent, s.sentBucket = now, true, s.bucket
+			s.records++
+		} else {
+			s.record(now, rule)
+		}
 		s.undo.recorded, s.undo.records = true, s.records
 	}
+}
+
+// inStep reports whether the record is the plan: every turn handed out
+// started as planned. Then what the plan allows, the record allows, and a
+// start at once changes both alike.
+func (s *keyState) inStep() bool {
+	return s.hasSent == s.hasLast && s.sent == s.last && s.sentBucket == s.bucket
 }
 
 // commit claims start t, which earliest returned at now, and returns the
 // reservation's ID.
 func (s *keyState) commit(t, now int64, rule *Rule) uint64 {
-	s.undo = undo{valid: true, bucket: s.bucket, last: s.last, hasLast: s.hasLast, quietAt: s.quietAt,
-		sentBucket: s.sentBucket, sent: s.sent, hasSent: s.hasSent}
+	u := &s.undo // field by field: a composite literal would be copied twice
+	u.valid, u.bucket, u.last, u.hasLast, u.quietAt = true, s.bucket, s.last, s.hasLast, s.quietAt
+	u.sentBucket, u.sent, u.hasSent, u.recorded, u.records = s.sentBucket, s.sent, s.hasSent, false, 0
 	gap, _ := s.minDelay(rule)
 	s.quietAt = max(s.quietAt, after(after(t, gap), rule.Jitter))
 	if rule.Rate > 0 {
@@ -336,6 +365,14 @@ func (s *keyState) recordQuiet(rule *Rule) int64 {
 	return q
 }
 
+// taught is what the server taught, made when it first teaches.
+func (s *keyState) taught() *feedback.State {
+	if s.fb == nil {
+		s.fb = new(feedback.State)
+	}
+	return s.fb
+}
+
 // pause makes nothing start before until, because of why.
 func (s *keyState) pause(until int64, why Reason) {
 	if until > s.pausedUntil {
@@ -356,7 +393,7 @@ func (s *keyState) learned(now int64, rule *Rule) {
 
 // setCrawlDelay takes in host's robots.txt Crawl-delay c.
 func (s *keyState) setCrawlDelay(now int64, rule *Rule, host string, c time.Duration) {
-	if s.fb.SetCrawlDelay(host, c) {
+	if s.taught().SetCrawlDelay(host, c) {
 		s.learned(now, rule)
 	}
 }

@@ -62,6 +62,11 @@ func TestQuietStateIsFresh(t *testing.T) {
 				for i := range jitters {
 					jitters[i] = randJitter(rng, rule)
 				}
+				// What lets reserve skip the rules of a quiet state.
+				s.fitWindows(&rule)
+				at, why := s.earliest(quiet, &rule, jitters[0])
+				require.Equal(t, [2]any{quiet, Reason("")}, [2]any{at, why}, "trial %d: the plan holds back a quiet state", trial)
+				require.Equal(t, quiet, s.recorded(quiet, &rule), "trial %d: the record holds back a quiet state", trial)
 				require.Equal(t, schedule(fresh(), rule, quiet, jitters), schedule(s, rule, quiet, jitters),
 					"trial %d: a state at its quietAt differs from a fresh one", trial)
 			}
@@ -95,4 +100,61 @@ func schedule(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait, res.Reason))
 	}
 	return out
+}
+
+// TestInStepStartIsTheRecords checks the shortcut reserve takes while the
+// record is the plan, or the state is quiet: a turn at once is one the
+// record allows, and recording it gives what record would, as late
+// starts, pauses and cancels come and go.
+func TestInStepStartIsTheRecords(t *testing.T) {
+	ms := time.Millisecond
+	rules := []Rule{
+		{Rate: 3, Burst: 2},
+		{MinDelay: 100 * ms, Jitter: 80 * ms},
+		{Rate: 2, Burst: 3, MinDelay: 300 * ms, Jitter: 50 * ms},
+		{Rate: 10, Burst: 4, Quotas: []config.Quota{{Requests: 2, Window: 300 * ms}}},
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for _, rule := range rules {
+		t.Run(fmt.Sprintf("%+v", rule), func(t *testing.T) {
+			shortcuts := 0
+			for range 200 {
+				s := fresh()
+				now := int64(0)
+				var waiting []*Reservation
+				for range 20 {
+					now += rng.Int64N(int64(400 * ms))
+					switch op := rng.IntN(6); {
+					case op == 0:
+						s.pause(now+rng.Int64N(int64(time.Second)), reasonShared)
+					case op == 1 && len(waiting) > 0:
+						s.cancel(waiting[0].id, waiting[0].at, &rule)
+						waiting = waiting[1:]
+					case op == 2 && len(waiting) > 0 && waiting[0].at <= now:
+						if s.confirm(now, waiting[0], randJitter(rng, rule)) == 0 {
+							waiting = waiting[1:] // late, perhaps
+						}
+					default:
+						inStep, before := s.inStep() || now >= s.quietAt, *s
+						res := new(Reservation)
+						s.reserve(now, &rule, randJitter(rng, rule), 0, res)
+						if res.Wait > 0 {
+							waiting = append(waiting, res)
+							continue
+						}
+						if !inStep {
+							continue
+						}
+						shortcuts++
+						require.Equal(t, now, before.recorded(now, &rule), "the record holds back a turn the plan gives at once")
+						before.record(now, &rule)
+						require.Equal(t, [4]any{before.sent, before.hasSent, before.sentBucket, before.records},
+							[4]any{s.sent, s.hasSent, s.sentBucket, s.records})
+						require.GreaterOrEqual(t, s.quietAt, before.quietAt)
+					}
+				}
+			}
+			require.Positive(t, shortcuts)
+		})
+	}
 }

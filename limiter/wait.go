@@ -41,12 +41,21 @@ func Wait(ctx context.Context, l Limiter, r *Request, res *Reservation) error {
 	if !res.OK {
 		return fmt.Errorf("limiter: %s: turn in %v: %w", r.Key, res.Wait, cause)
 	}
+	if res.Wait == 0 {
+		return nil
+	}
+	return sleep(ctx, r.Key, res, maxWait, cause)
+}
+
+// sleep sleeps through res's wait, confirming the turn when it ends and
+// sleeping again while Confirm moves it; see Wait.
+func sleep(ctx context.Context, key string, res *Reservation, maxWait time.Duration, cause error) error {
 	wait, waited := res.Wait, time.Duration(0)
 	var timer *time.Timer
 	for wait > 0 {
 		if maxWait > 0 && waited+wait > maxWait {
 			res.Wait = waited + wait
-			err := fmt.Errorf("limiter: %s: turn in %v: %w", r.Key, res.Wait, cause)
+			err := fmt.Errorf("limiter: %s: turn in %v: %w", key, res.Wait, cause)
 			return giveBack(ctx, res, err)
 		}
 		if timer == nil {
