@@ -11,15 +11,14 @@ import (
 // trackedBody ends its request's flight when it is closed, once.
 type trackedBody struct {
 	io.ReadCloser
-	done atomic.Bool
-	d    *domain
-	tk   *ticket.Ticket // the request's, if it carries one
+	d  atomic.Pointer[domain] // nil once closed
+	tk *ticket.Ticket         // the request's, if it carries one
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
-	if b.done.CompareAndSwap(false, true) {
-		b.d.finish()
+	if d := b.d.Swap(nil); d != nil {
+		d.finish()
 		b.tk.Done()
 	}
 	return err
@@ -41,7 +40,8 @@ func track(d *domain, tk *ticket.Ticket, body io.ReadCloser) io.ReadCloser {
 		tk.Done()
 		return body
 	}
-	tb := &trackedBody{ReadCloser: body, d: d, tk: tk}
+	tb := &trackedBody{ReadCloser: body, tk: tk}
+	tb.d.Store(d)
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tb, w}
 	}

@@ -27,11 +27,16 @@ type domain struct {
 
 	evicted   atomic.Bool
 	listening atomic.Bool // a throttled response came: the next success ends a backoff
+	key       string
 	limit     *config.Limit
 	rule      limiter.Rule
-	req       limiter.Request // key and rule, for the limiter's calls that wait for nothing
-	unpaced   bool            // disabled, or an exempt loopback host
-	slots     chan struct{}   // nil without MaxConcurrent
+	unpaced   bool          // disabled, or an exempt loopback host
+	slots     chan struct{} // nil without MaxConcurrent
+}
+
+// request is a Request to the limiter for d, which waits for nothing.
+func (d *domain) request() *limiter.Request {
+	return &limiter.Request{Key: d.key, Rule: &d.rule}
 }
 
 // finish ends a sent request: its slot and its domain are free again.

@@ -71,10 +71,9 @@ func (t *Transport) newDomain(key string) *domain {
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{limit: l, rule: limiter.RuleOf(*l),
+	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
 		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
 	d.rule.MaxPause = t.maxPause
-	d.req = limiter.Request{Key: key, Rule: &d.rule}
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}

@@ -145,8 +145,8 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 	}
 	if !d.unpaced {
 		o := limiter.Observation{Host: host, CrawlDelay: rules.crawlDelay}
-		if _, err := c.t.limiter.Observe(ctx, &d.req, &o); err != nil {
-			c.t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.req.Key, "err", err)
+		if _, err := c.t.observe(ctx, d, &o); err != nil {
+			c.t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
 		}
 	}
 	if rules.allows(c.agent, uri) {
@@ -193,7 +193,7 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 		return f.rules, nil
 	case <-ctx.Done():
 		d.stats.Canceled()
-		return nil, &WaitError{Domain: d.req.Key, RetryAt: c.t.clock.now(), Err: ctx.Err()}
+		return nil, &WaitError{Domain: d.key, RetryAt: c.t.clock.now(), Err: ctx.Err()}
 	}
 }
 

@@ -23,7 +23,7 @@ func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
 func (t *Transport) AllStats() map[string]stats.Snapshot {
 	out := make(map[string]stats.Snapshot)
 	for _, d := range t.domains.all() {
-		out[d.req.Key] = t.snapshot(d)
+		out[d.key] = t.snapshot(d)
 	}
 	return out
 }
@@ -44,7 +44,7 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 	if d.unpaced {
 		return 0
 	}
-	st, err := t.limiter.State(context.Background(), &d.req)
+	st, err := t.limiter.State(context.Background(), d.request())
 	if err != nil {
 		return 0
 	}
@@ -52,11 +52,11 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 }
 
 func (t *Transport) snapshot(d *domain) stats.Snapshot {
-	s := d.stats.Snapshot(d.req.Key)
+	s := d.stats.Snapshot(d.key)
 	if d.unpaced {
 		return s
 	}
-	st, err := t.limiter.State(context.Background(), &d.req)
+	st, err := t.limiter.State(context.Background(), d.request())
 	if err != nil {
 		return s
 	}

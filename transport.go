@@ -62,6 +62,7 @@ type Transport struct {
 
 	maxPause time.Duration
 	robots   *robotsCache // nil unless WithRobots
+	calls    sync.Pool    // of *call
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -101,6 +102,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 
 		maxPause: o.maxPause,
 	}
+	t.calls.New = func() any { return new(call) }
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
@@ -227,7 +229,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	case d.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.req.Key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
 	}
 }
 
@@ -238,42 +240,42 @@ type waited struct {
 	start    time.Time // zero if the limiter did not say
 }
 
-// turn is a request to the limiter and its reservation. Both must be on
-// the heap, since they go through the Limiter interface: turns keeps them
-// for reuse, so that a wait allocates nothing.
-type turn struct {
+// call is what the Transport hands the limiter in one call: a request,
+// and the reservation or observation that goes with it. It must be on the
+// heap, since it goes through the Limiter interface: the Transport's pool
+// keeps calls for reuse, so that a call allocates nothing. A call is not
+// cleared for reuse, since every field a call reads is set anew: the
+// request and observation by the Transport, the reservation by the
+// limiter.
+type call struct {
 	req limiter.Request
 	res limiter.Reservation
+	obs limiter.Observation
 }
-
-var turns = sync.Pool{New: func() any { return new(turn) }}
 
 // wait waits for the turn of a request to d, and says in w how it went.
 func (t *Transport) wait(ctx context.Context, d *domain, w *waited) error {
 	if d.unpaced {
 		return nil
 	}
-	tn := turns.Get().(*turn)
-	defer func() {
-		*tn = turn{}
-		turns.Put(tn)
-	}()
-	tn.req = limiter.Request{Key: d.req.Key, Rule: &d.rule, MaxWait: t.maxWait}
-	res := &tn.res
-	err := limiter.Wait(ctx, t.limiter, &tn.req, res)
-	w.wait, w.degraded, w.start = res.Wait, res.Degraded, res.Start
+	c := t.calls.Get().(*call)
+	c.req = limiter.Request{Key: d.key, Rule: &d.rule, MaxWait: t.maxWait}
+	err := limiter.Wait(ctx, t.limiter, &c.req, &c.res)
+	reason := c.res.Reason
+	w.wait, w.degraded, w.start = c.res.Wait, c.res.Degraded, c.res.Start
+	t.calls.Put(c)
 	if err == nil {
-		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
-			t.logger.DebugContext(ctx, "polite: waited", "domain", d.req.Key, "wait", res.Wait, "rule", res.Reason)
+		if w.wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
+			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", w.wait, "rule", reason)
 		}
 		return nil
 	}
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return &WaitError{Domain: d.req.Key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(w.wait), Err: cause}
 		}
 	}
-	return fmt.Errorf("polite: %s: limiter: %w", d.req.Key, err)
+	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
 // refuse ends a request that will not be sent: it gives back its slot
