@@ -8,42 +8,60 @@ import (
 	"github.com/polite-go/polite/internal/ticket"
 )
 
-// trackedBody ends its request's flight when it is closed, once.
+// trackedBody ends its request's flight when it is closed, once. It
+// holds no pointer it changes, so that closing it costs no write barrier.
 type trackedBody struct {
 	io.ReadCloser
-	d  atomic.Pointer[domain] // nil once closed
-	tk *ticket.Ticket         // the request's, if it carries one
+	done atomic.Bool
+	d    *domain
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
-	if d := b.d.Swap(nil); d != nil {
-		d.finish()
-		b.tk.Done()
+	if b.done.CompareAndSwap(false, true) {
+		b.d.finish()
 	}
 	return err
 }
 
-// trackedReadWriteBody keeps the io.Writer of a 101 Switching Protocols body.
+// ticketedBody is a trackedBody whose request carries a ticket, which
+// ends with the flight.
+type ticketedBody struct {
+	trackedBody
+	tk *ticket.Ticket
+}
+
+func (b *ticketedBody) Close() error {
+	err := b.trackedBody.Close()
+	b.tk.Done() // once only: a Ticket calls its function the first time
+	return err
+}
+
+// trackedReadWriteBody keeps the io.Writer of a 101 Switching Protocols
+// body, which its tracked body closes.
 type trackedReadWriteBody struct {
-	*trackedBody
+	io.ReadCloser
 	w io.Writer
 }
 
 func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
 // track wraps body so that closing it ends the flight of its request to
-// d; a missing or empty body ends it at once.
+// d, and tk; a missing or empty body ends it at once.
 func track(d *domain, tk *ticket.Ticket, body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
 		d.finish()
 		tk.Done()
 		return body
 	}
-	tb := &trackedBody{ReadCloser: body, tk: tk}
-	tb.d.Store(d)
-	if w, ok := body.(io.ReadWriteCloser); ok {
-		return trackedReadWriteBody{tb, w}
+	var tracked io.ReadCloser
+	if tk == nil {
+		tracked = &trackedBody{ReadCloser: body, d: d}
+	} else {
+		tracked = &ticketedBody{trackedBody: trackedBody{ReadCloser: body, d: d}, tk: tk}
 	}
-	return tb
+	if w, ok := body.(io.ReadWriteCloser); ok {
+		return trackedReadWriteBody{tracked, w}
+	}
+	return tracked
 }
