@@ -20,8 +20,11 @@ import (
 // but what its server taught it (an adaptive gap, a backoff step; a
 // Transport tells it the Crawl-delay again with the next request). A sweep
 // drops such keys whenever the number of keys has doubled since the last
-// one, so only keys active in the recent past cost memory: about 400 bytes
+// one, so only keys active in the recent past cost memory: about 350 bytes
 // each, plus 8 bytes per start that a quota's window still holds.
+//
+// A call finds its key's state through its Rule when RuleOf made the Rule
+// (see Rule), and by a lookup otherwise.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
