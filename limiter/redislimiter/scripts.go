@@ -25,6 +25,8 @@ var (
 	luaConfirm string
 	//go:embed lua/record.lua
 	luaRecord string
+	//go:embed lua/expiry.lua
+	luaExpiry string
 )
 
 // scripts are the Lua scripts of a Limiter, each one atomic on Redis.
@@ -49,11 +51,12 @@ const slip = time.Millisecond
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon and slip, in microseconds, and recorded (record.lua),
-// the record's rule that reserve and confirm share.
+// also sees horizon and slip, in microseconds, recorded (record.lua), the
+// record's rule that reserve and confirm share, and expiry (expiry.lua),
+// the keys' expiry that reserve, confirm and pause set.
 func newScripts(clock string) scripts {
 	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaRecord
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaRecord + luaExpiry
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }

@@ -86,11 +86,7 @@ if rate > 0 then
   qa = math.max(qa, now + math.min(math.ceil((burst - sk) * 1e6 / rate), 2 * horizon))
 end
 
--- The keys' expiry, as reserve.lua sets it.
-if qa > xa or xa - now > 10 * horizon then
-  local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
-  xa, ms = now + ttl, math.ceil(ttl / 1000)
-end
+xa, ms = expiry(now, qa, xa, false)
 redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   for i = 1, #KEYS do

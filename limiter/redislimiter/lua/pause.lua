@@ -12,10 +12,7 @@ end
 local till = now + math.min(tonumber(ARGV[1]), 2 * horizon)
 p, qa = math.max(p, till), math.max(qa, till)
 local ms
-if qa > xa or xa - now > 10 * horizon then
-  local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
-  xa, ms = now + ttl, math.ceil(ttl / 1000)
-end
+xa, ms = expiry(now, qa, xa, false)
 redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   redis.call('PEXPIRE', KEYS[1], ms)

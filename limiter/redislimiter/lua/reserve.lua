@@ -248,18 +248,9 @@ if t == now then
   end
 end
 
--- The keys expire at qa plus the time from now to qa, at least a second,
--- set whenever qa passes the expiry set before, or when a list was just
--- made. So a busy domain seldom pays for PEXPIRE, and an idle one is gone
--- soon after it has fully recovered. qa is at most 5 horizons away (a
--- start, then min_delay and jitter), so the expiry is at most 10; one
--- recorded further (by an older script) is set again. pause.lua does the
--- same.
+-- A list just made has no expiry yet.
 local ms
-if qa > xa or made or xa - now > 10 * horizon then
-  local ttl = math.min(math.max(qa - now, 0) + math.max(qa - now, 1e6), 10 * horizon)
-  xa, ms = now + ttl, math.ceil(ttl / 1000)
-end
+xa, ms = expiry(now, qa, xa, made)
 redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   for i = 1, #KEYS do
