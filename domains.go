@@ -34,9 +34,9 @@ type domain struct {
 	slots     chan struct{} // nil without MaxConcurrent
 }
 
-// request is a Request to the limiter for d, which waits for nothing.
-func (d *domain) request() *limiter.Request {
-	return &limiter.Request{Key: d.key, Rule: &d.rule}
+// request is a Request to the limiter for d, with no MaxWait.
+func (d *domain) request() limiter.Request {
+	return limiter.Request{Key: d.key, Rule: &d.rule}
 }
 
 // finish ends a sent request: its slot and its domain are free again.

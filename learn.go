@@ -50,7 +50,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 // observe tells the limiter what d's server said.
 func (t *Transport) observe(ctx context.Context, d *domain, o *limiter.Observation) (time.Duration, error) {
 	c := t.calls.Get().(*call)
-	c.req, c.obs = limiter.Request{Key: d.key, Rule: &d.rule}, *o
+	c.req, c.obs = d.request(), *o
 	added, err := t.limiter.Observe(ctx, &c.req, &c.obs)
 	t.calls.Put(c)
 	return added, err

@@ -44,7 +44,8 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 	if d.unpaced {
 		return 0
 	}
-	st, err := t.limiter.State(context.Background(), d.request())
+	r := d.request()
+	st, err := t.limiter.State(context.Background(), &r)
 	if err != nil {
 		return 0
 	}
@@ -56,7 +57,8 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	if d.unpaced {
 		return s
 	}
-	st, err := t.limiter.State(context.Background(), d.request())
+	r := d.request()
+	st, err := t.limiter.State(context.Background(), &r)
 	if err != nil {
 		return s
 	}

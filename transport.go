@@ -259,7 +259,8 @@ func (t *Transport) wait(ctx context.Context, d *domain, w *waited) error {
 		return nil
 	}
 	c := t.calls.Get().(*call)
-	c.req = limiter.Request{Key: d.key, Rule: &d.rule, MaxWait: t.maxWait}
+	c.req = d.request()
+	c.req.MaxWait = t.maxWait
 	err := limiter.Wait(ctx, t.limiter, &c.req, &c.res)
 	reason := c.res.Reason
 	w.wait, w.degraded, w.start = c.res.Wait, c.res.Degraded, c.res.Start
