@@ -33,7 +33,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
 	}
 	d.listening.Store(throttled)
-	added, err := t.observe(context.WithoutCancel(ctx), d, &o)
+	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(), o)
 	if err != nil {
 		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
 		return
@@ -45,13 +45,4 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	if t.logger.Enabled(ctx, slog.LevelDebug) {
 		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", resp.StatusCode)
 	}
-}
-
-// observe tells the limiter what d's server said.
-func (t *Transport) observe(ctx context.Context, d *domain, o *limiter.Observation) (time.Duration, error) {
-	c := t.calls.Get().(*call)
-	c.req, c.obs = d.request(), *o
-	added, err := t.limiter.Observe(ctx, &c.req, &c.obs)
-	t.calls.Put(c)
-	return added, err
 }

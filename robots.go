@@ -145,7 +145,7 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 	}
 	if !d.unpaced {
 		o := limiter.Observation{Host: host, CrawlDelay: rules.crawlDelay}
-		if _, err := c.t.observe(ctx, d, &o); err != nil {
+		if _, err := c.t.limiter.Observe(ctx, d.request(), o); err != nil {
 			c.t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
 		}
 	}

@@ -44,8 +44,7 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 	if d.unpaced {
 		return 0
 	}
-	r := d.request()
-	st, err := t.limiter.State(context.Background(), &r)
+	st, err := t.limiter.State(context.Background(), d.request())
 	if err != nil {
 		return 0
 	}
@@ -57,8 +56,7 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	if d.unpaced {
 		return s
 	}
-	r := d.request()
-	st, err := t.limiter.State(context.Background(), &r)
+	st, err := t.limiter.State(context.Background(), d.request())
 	if err != nil {
 		return s
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/polite-go/polite/config"
@@ -62,7 +61,6 @@ type Transport struct {
 
 	maxPause time.Duration
 	robots   *robotsCache // nil unless WithRobots
-	calls    sync.Pool    // of *call
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -102,7 +100,6 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 
 		maxPause: o.maxPause,
 	}
-	t.calls.New = func() any { return new(call) }
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
@@ -141,17 +138,17 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, false, err)
 	}
-	var w waited
-	if err := t.wait(ctx, d, &w); err != nil {
+	turn, err := t.wait(ctx, d)
+	if err != nil {
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	sent := w.start
+	sent := turn.Start
 	if sent.IsZero() {
 		sent = t.clock.now()
 	}
 	d.lastUsed.Store(sent.UnixNano())
-	d.stats.Sent(sent, w.wait, w.degraded)
+	d.stats.Sent(sent, turn.Wait, turn.Degraded)
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
 	if err != nil {
@@ -233,50 +230,27 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	}
 }
 
-// waited is what a request's wait came to.
-type waited struct {
-	wait     time.Duration
-	degraded bool
-	start    time.Time // zero if the limiter did not say
-}
-
-// call is what the Transport hands the limiter in one call: a request,
-// and the reservation or observation that goes with it. It must be on the
-// heap, since it goes through the Limiter interface: the Transport's pool
-// keeps calls for reuse, so that a call allocates nothing. A call is not
-// cleared for reuse, since every field a call reads is set anew: the
-// request and observation by the Transport, the reservation by the
-// limiter.
-type call struct {
-	req limiter.Request
-	res limiter.Reservation
-	obs limiter.Observation
-}
-
-// wait waits for the turn of a request to d, and says in w how it went.
-func (t *Transport) wait(ctx context.Context, d *domain, w *waited) error {
+// wait waits for the turn of a request to d, and returns what its wait
+// came to.
+func (t *Transport) wait(ctx context.Context, d *domain) (limiter.Reservation, error) {
 	if d.unpaced {
-		return nil
+		return limiter.Reservation{}, nil
 	}
-	c := t.calls.Get().(*call)
-	c.req = d.request()
-	c.req.MaxWait = t.maxWait
-	err := limiter.Wait(ctx, t.limiter, &c.req, &c.res)
-	reason := c.res.Reason
-	w.wait, w.degraded, w.start = c.res.Wait, c.res.Degraded, c.res.Start
-	t.calls.Put(c)
+	r := d.request()
+	r.MaxWait = t.maxWait
+	res, err := limiter.Wait(ctx, t.limiter, r)
 	if err == nil {
-		if w.wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
-			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", w.wait, "rule", reason)
+		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
+			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
 		}
-		return nil
+		return res, nil
 	}
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(w.wait), Err: cause}
+			return res, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
 		}
 	}
-	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
+	return res, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
 // refuse ends a request that will not be sent: it gives back its slot

@@ -277,15 +277,15 @@ type deadStore struct{}
 
 var errStoreDown = errors.New("store down")
 
-func (deadStore) Reserve(context.Context, *limiter.Request, *limiter.Reservation) error {
-	return errStoreDown
+func (deadStore) Reserve(context.Context, limiter.Request) (limiter.Reservation, error) {
+	return limiter.Reservation{}, errStoreDown
 }
 
-func (deadStore) Observe(context.Context, *limiter.Request, *limiter.Observation) (time.Duration, error) {
+func (deadStore) Observe(context.Context, limiter.Request, limiter.Observation) (time.Duration, error) {
 	return 0, errStoreDown
 }
 
-func (deadStore) State(context.Context, *limiter.Request) (limiter.State, error) {
+func (deadStore) State(context.Context, limiter.Request) (limiter.State, error) {
 	return limiter.State{}, errStoreDown
 }
 

@@ -119,8 +119,7 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 		}
 		b.Cleanup(func() { l.Close() })
 		return func(b *testing.B) {
-			var res limiter.Reservation
-			err := l.Reserve(ctx, &req, &res)
+			res, err := l.Reserve(ctx, req)
 			if err != nil || res.Degraded || !res.OK {
 				b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
 			}
@@ -255,8 +254,7 @@ func BenchmarkHandoff(b *testing.B) {
 			var next atomic.Uint64
 			return func(b *testing.B) {
 				req := limiter.Request{Key: names[next.Add(1)%uint64(keys)], Rule: rule}
-				var res limiter.Reservation
-				if err := l.Reserve(ctx, &req, &res); err != nil || res.Degraded || !res.OK {
+				if res, err := l.Reserve(ctx, req); err != nil || res.Degraded || !res.OK {
 					b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
 				}
 			}

@@ -18,21 +18,22 @@ import (
 // clock, redislimiter uses Redis's TIME.
 //
 // Most callers use Wait, which reserves a turn, sleeps until it comes and
-// confirms it. Implementations must be safe for concurrent use, and keep
-// none of the pointers they are given once a call returns.
+// confirms it. Implementations must be safe for concurrent use. Requests,
+// reservations and observations go by value, so that a call through the
+// interface puts nothing on the heap.
 type Limiter interface {
-	// Reserve claims into res, setting every field, the earliest turn
-	// every rule of r.Key allows and says how long to wait for it. If the wait would exceed r.MaxWait
-	// (when positive), it claims nothing: res.OK is false and res.Wait the
-	// wait it would have needed.
-	Reserve(ctx context.Context, r *Request, res *Reservation) error
+	// Reserve claims the earliest turn every rule of r.Key allows and
+	// says how long to wait for it. If the wait would exceed r.MaxWait
+	// (when positive), it claims nothing: the Reservation's OK is false
+	// and its Wait the wait it would have needed.
+	Reserve(ctx context.Context, r Request) (Reservation, error)
 	// Observe takes in what r.Key's server said: a response (pauses it
 	// asked for, backoff after a 429 or 503, adaptive pacing) or a
 	// robots.txt's Crawl-delay. It returns how much later the key's pause
 	// now ends because of o.
-	Observe(ctx context.Context, r *Request, o *Observation) (time.Duration, error)
+	Observe(ctx context.Context, r Request, o Observation) (time.Duration, error)
 	// State reports how r.Key stands now, claiming nothing.
-	State(ctx context.Context, r *Request) (State, error)
+	State(ctx context.Context, r Request) (State, error)
 }
 
 // ErrWaitTooLong is the error of Wait for a turn that would come later
@@ -93,20 +94,20 @@ func (r *Request) rule() *Rule {
 	return r.Rule
 }
 
-// Reservation is a claimed turn, or the refusal of one. Its Limiter fills
-// it in; the caller starts its request when Wait has passed, or gives the
+// Reservation is a claimed turn, or the refusal of one. Its Limiter makes
+// it; the caller starts its request when Wait has passed, or gives the
 // turn back with Cancel. A Reservation is not safe for concurrent use.
 type Reservation struct {
 	// OK is false when the wait would have exceeded the request's MaxWait;
 	// then nothing was claimed.
 	OK bool
+	// Degraded is true when a fallback made the reservation because the
+	// shared store did not answer.
+	Degraded bool
 	// Wait is how long the caller must wait before it starts the request.
 	Wait time.Duration
 	// Reason names the rule that set the wait; empty when there is none.
 	Reason Reason
-	// Degraded is true when a fallback made the reservation because the
-	// shared store did not answer.
-	Degraded bool
 	// Start is when the turn starts, on this process's clock, as far as
 	// the Limiter knows it without reading the clock again; zero if it
 	// does not say.
@@ -127,7 +128,9 @@ type Reservation struct {
 		Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
 	}
 
-	// What Memory needs to find the turn again.
+	// What Memory needs to find the turn again. (OK and Degraded sit side
+	// by side so that a Reservation is 96 bytes: it is copied as it is
+	// returned, and a multiple of 16 bytes copies without stalls.)
 	rule *Rule
 	id   uint64
 	at   int64

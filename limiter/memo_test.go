@@ -16,18 +16,17 @@ import (
 func TestDroppedStateLeavesItsMemo(t *testing.T) {
 	m := NewMemory()
 	rule := RuleOf(config.Limit{RequestsPerSecond: 1000, Burst: 1})
-	var res Reservation
-	m.ReserveAt(&Request{Key: "a.com", Rule: &rule}, &res, m.epoch)
+	m.ReserveAt(Request{Key: "a.com", Rule: &rule}, m.epoch)
 	require.NotNil(t, rule.memo.state.Load(), "the memo holds the key's state")
 
 	other := Rule{Rate: 1000, Burst: 1}
 	later := m.epoch.Add(time.Second)
 	for i := range minSweep {
-		m.ReserveAt(&Request{Key: fmt.Sprintf("%d.com", i), Rule: &other}, &res, later)
+		m.ReserveAt(Request{Key: fmt.Sprintf("%d.com", i), Rule: &other}, later)
 	}
 	assert.Nil(t, rule.memo.state.Load(), "a dropped state stays in its memo")
 
-	m.ReserveAt(&Request{Key: "a.com", Rule: &rule}, &res, later)
+	res := m.ReserveAt(Request{Key: "a.com", Rule: &rule}, later)
 	assert.True(t, res.OK)
 	assert.Zero(t, res.Wait)
 	s, _ := m.keys.Load("a.com")

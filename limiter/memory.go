@@ -91,14 +91,16 @@ func NewMemory() *Memory {
 }
 
 // Reserve implements Limiter on the current time.
-func (m *Memory) Reserve(_ context.Context, r *Request, res *Reservation) error {
-	m.reserve(r, res, m.sinceEpoch())
-	return nil
+func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
+	m.reserve(&r, &res, m.sinceEpoch())
+	return res, nil
 }
 
 // ReserveAt is Reserve at time now.
-func (m *Memory) ReserveAt(r *Request, res *Reservation, now time.Time) {
-	m.reserve(r, res, m.nanos(now))
+func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
+	var res Reservation
+	m.reserve(&r, &res, m.nanos(now))
+	return res
 }
 
 func (m *Memory) reserve(r *Request, res *Reservation, n int64) {
@@ -115,12 +117,12 @@ func (m *Memory) reserve(r *Request, res *Reservation, n int64) {
 }
 
 // Observe implements Limiter on the current time.
-func (m *Memory) Observe(_ context.Context, r *Request, o *Observation) (time.Duration, error) {
+func (m *Memory) Observe(_ context.Context, r Request, o Observation) (time.Duration, error) {
 	return m.ObserveAt(r, o, time.Now()), nil
 }
 
 // ObserveAt is Observe at time now.
-func (m *Memory) ObserveAt(r *Request, o *Observation, now time.Time) time.Duration {
+func (m *Memory) ObserveAt(r Request, o Observation, now time.Time) time.Duration {
 	n := m.nanos(now)
 	rule := r.rule()
 	s := m.lockState(r.Key, rule, n)
@@ -139,12 +141,12 @@ func (m *Memory) ObserveAt(r *Request, o *Observation, now time.Time) time.Durat
 }
 
 // State implements Limiter on the current time.
-func (m *Memory) State(_ context.Context, r *Request) (State, error) {
+func (m *Memory) State(_ context.Context, r Request) (State, error) {
 	return m.StateAt(r, time.Now()), nil
 }
 
 // StateAt is State at time now.
-func (m *Memory) StateAt(r *Request, now time.Time) State {
+func (m *Memory) StateAt(r Request, now time.Time) State {
 	n, rule := m.nanos(now), r.rule()
 	s := m.lockExisting(r.Key, rule)
 	if s == nil {

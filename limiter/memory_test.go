@@ -28,14 +28,13 @@ func (c clock) at(d time.Duration) time.Time { return c.base.Add(d) }
 // reserveAt reserves at offset now and returns the reservation with the
 // offset its request starts at.
 func (c clock) reserveAt(m *limiter.Memory, r limiter.Request, now time.Duration) (limiter.Reservation, time.Duration) {
-	var res limiter.Reservation
-	m.ReserveAt(&r, &res, c.at(now))
+	res := m.ReserveAt(r, c.at(now))
 	return res, now + res.Wait
 }
 
 // stateAt is m's state of key under rule at now.
 func stateAt(m *limiter.Memory, key string, rule limiter.Rule, now time.Time) limiter.State {
-	return m.StateAt(&limiter.Request{Key: key, Rule: &rule}, now)
+	return m.StateAt(limiter.Request{Key: key, Rule: &rule}, now)
 }
 
 // starts reserves n requests at offset now and returns their starts.
@@ -188,8 +187,7 @@ func TestJitterConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range starts {
 		wg.Go(func() {
-			var res limiter.Reservation
-			m.ReserveAt(&limiter.Request{Key: "a.com", Rule: &rule}, &res, now)
+			res := m.ReserveAt(limiter.Request{Key: "a.com", Rule: &rule}, now)
 			starts[i] = res.Wait
 		})
 	}
@@ -665,18 +663,19 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 	var l limiter.Limiter = limiter.NewMemory()
 	ctx := context.Background()
 	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
-	var res limiter.Reservation
-	require.NoError(t, l.Reserve(ctx, &r, &res))
+	res, err := l.Reserve(ctx, r)
+	require.NoError(t, err)
 	assert.True(t, res.OK)
 	assert.Equal(t, time.Duration(0), res.Wait)
-	require.NoError(t, l.Reserve(ctx, &r, &res))
+	res, err = l.Reserve(ctx, r)
+	require.NoError(t, err)
 	assert.Greater(t, res.Wait, ms(900))
 	assert.LessOrEqual(t, res.Wait, time.Second)
 	require.NoError(t, res.Cancel(ctx))
-	added, err := l.Observe(ctx, &r, &limiter.Observation{Status: 429, RetryAfter: time.Hour, Sent: time.Now()})
+	added, err := l.Observe(ctx, r, limiter.Observation{Status: 429, RetryAfter: time.Hour, Sent: time.Now()})
 	require.NoError(t, err)
 	assert.Equal(t, 10*time.Minute, added, "capped at the default MaxPause")
-	st, err := l.State(ctx, &r)
+	st, err := l.State(ctx, r)
 	require.NoError(t, err)
 	assert.Greater(t, st.Paused, 9*time.Minute)
 	assert.Equal(t, limiter.Reason("retry-after"), st.PauseReason)
@@ -701,9 +700,8 @@ func BenchmarkMemoryReserve(b *testing.B) {
 		m := limiter.NewMemory()
 		b.ReportAllocs()
 		i := 0
-		var res limiter.Reservation
 		for b.Loop() {
-			if err := m.Reserve(ctx, &limiter.Request{Key: keys[i%len(keys)], Rule: &rule}, &res); err != nil {
+			if _, err := m.Reserve(ctx, limiter.Request{Key: keys[i%len(keys)], Rule: &rule}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -714,9 +712,8 @@ func BenchmarkMemoryReserve(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			i := rand.IntN(len(keys))
-			var res limiter.Reservation
 			for pb.Next() {
-				if err := m.Reserve(ctx, &limiter.Request{Key: keys[i%len(keys)], Rule: &rule}, &res); err != nil {
+				if _, err := m.Reserve(ctx, limiter.Request{Key: keys[i%len(keys)], Rule: &rule}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -70,10 +70,11 @@ func TestWait(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			m := limiter.NewMemory()
 			ctx := context.Background()
-			var res limiter.Reservation
 			start := time.Now()
-			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
-			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			_, err := limiter.Wait(ctx, m, r)
+			require.NoError(t, err)
+			res, err := limiter.Wait(ctx, m, r)
+			require.NoError(t, err)
 			assert.Equal(t, time.Second, time.Since(start))
 			assert.Equal(t, time.Second, res.Wait)
 		})
@@ -81,40 +82,43 @@ func TestWait(t *testing.T) {
 	t.Run("refuses a turn after the deadline at once", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			m := limiter.NewMemory()
-			var res limiter.Reservation
-			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			_, err := limiter.Wait(context.Background(), m, r)
+			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), ms(500))
 			defer cancel()
 			start := time.Now()
-			err := limiter.Wait(ctx, m, &r, &res)
+			res, err := limiter.Wait(ctx, m, r)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Zero(t, time.Since(start))
 			assert.Equal(t, time.Second, res.Wait, "when it could have gone")
-			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			res, err = limiter.Wait(context.Background(), m, r)
+			require.NoError(t, err)
 			assert.Equal(t, time.Second, res.Wait, "the refusal claimed nothing")
 		})
 	})
 	t.Run("refuses a turn after MaxWait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			m := limiter.NewMemory()
-			var res limiter.Reservation
-			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			_, err := limiter.Wait(context.Background(), m, r)
+			require.NoError(t, err)
 			short := r
 			short.MaxWait = ms(100)
-			assert.ErrorIs(t, limiter.Wait(context.Background(), m, &short, &res), limiter.ErrWaitTooLong)
+			_, err = limiter.Wait(context.Background(), m, short)
+			assert.ErrorIs(t, err, limiter.ErrWaitTooLong)
 		})
 	})
 	t.Run("gives the turn back when cancelled", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			m := limiter.NewMemory()
-			var res limiter.Reservation
-			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			_, err := limiter.Wait(context.Background(), m, r)
+			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(ms(300), cancel)
-			err := limiter.Wait(ctx, m, &r, &res)
+			_, err = limiter.Wait(ctx, m, r)
 			assert.True(t, errors.Is(err, context.Canceled))
 			start := time.Now()
-			require.NoError(t, limiter.Wait(context.Background(), m, &r, &res))
+			_, err = limiter.Wait(context.Background(), m, r)
+			require.NoError(t, err)
 			assert.Equal(t, ms(700), time.Since(start), "the cancelled turn at 1s went to the next request")
 		})
 	})
@@ -122,14 +126,15 @@ func TestWait(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			m := limiter.NewMemory()
 			ctx := context.Background()
-			var res limiter.Reservation
-			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			_, err := limiter.Wait(ctx, m, r)
+			require.NoError(t, err)
 			time.AfterFunc(ms(500), func() {
-				_, err := m.Observe(ctx, &r, &limiter.Observation{Status: 429, RetryAfter: 5 * time.Second, Sent: time.Now()})
+				_, err := m.Observe(ctx, r, limiter.Observation{Status: 429, RetryAfter: 5 * time.Second, Sent: time.Now()})
 				assert.NoError(t, err)
 			})
 			start := time.Now()
-			require.NoError(t, limiter.Wait(ctx, m, &r, &res))
+			_, err = limiter.Wait(ctx, m, r)
+			require.NoError(t, err)
 			assert.Equal(t, ms(5500), time.Since(start))
 		})
 	})
@@ -147,9 +152,9 @@ func TestQuotaMemoryGrowsWithRequests(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	var res limiter.Reservation
 	for _, k := range keys {
-		require.NoError(t, m.Reserve(context.Background(), &limiter.Request{Key: k, Rule: &rule}, &res))
+		_, err := m.Reserve(context.Background(), limiter.Request{Key: k, Rule: &rule})
+		require.NoError(t, err)
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

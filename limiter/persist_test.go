@@ -30,7 +30,7 @@ func TestStateSurvivesARestart(t *testing.T) {
 	before.PauseAt("b.com", time.Hour, c.at(0))
 	b := limiter.Request{Key: "b.com", Rule: &rule}
 	crawl := limiter.Request{Key: "c.com", Rule: &rule}
-	before.ObserveAt(&crawl, &limiter.Observation{Host: "https://c.com:443", CrawlDelay: 30 * time.Second}, c.at(0))
+	before.ObserveAt(crawl, limiter.Observation{Host: "https://c.com:443", CrawlDelay: 30 * time.Second}, c.at(0))
 	c.reserveAt(before, crawl, 0)
 	quiet := limiter.Request{Key: "quiet.com", Rule: &rule}
 	c.reserveAt(before, quiet, -time.Hour)
@@ -82,18 +82,19 @@ func TestPersistKeepsTheStateInAFile(t *testing.T) {
 	r := limiter.Request{Key: "a.com", Rule: &rule}
 	first := limiter.NewMemory()
 	require.NoError(t, first.Persist(path))
-	var res limiter.Reservation
-	require.NoError(t, first.Reserve(context.Background(), &r, &res))
+	_, err := first.Reserve(context.Background(), r)
+	require.NoError(t, err)
 	require.NoError(t, first.Close())
 
 	second := limiter.NewMemory()
 	require.NoError(t, second.Persist(path))
 	defer second.Close()
-	require.NoError(t, second.Reserve(context.Background(), &r, &res))
+	res, err := second.Reserve(context.Background(), r)
+	require.NoError(t, err)
 	assert.Greater(t, res.Wait, 99*time.Second, "the restarted process waits its turn")
 
 	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
-	err := limiter.NewMemory().Persist(path)
+	err = limiter.NewMemory().Persist(path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path, "the error names the file")
 }
@@ -106,9 +107,9 @@ func TestPersistKeepsTheStateInAFile(t *testing.T) {
 func BenchmarkMemoryWriteTo(b *testing.B) {
 	m := limiter.NewMemory()
 	rule := limiter.Rule{Rate: 0.001, Burst: 1, Quotas: []config.Quota{{Requests: 100, Window: time.Hour}}}
-	var res limiter.Reservation
 	for i := range 10000 {
-		require.NoError(b, m.Reserve(context.Background(), &limiter.Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &rule}, &res))
+		_, err := m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &rule})
+		require.NoError(b, err)
 	}
 	var buf bytes.Buffer
 	b.ReportAllocs()

@@ -136,8 +136,8 @@ func TestCollectorMatchesStats(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tr.RoundTrip(req) // a wait of ~1000s cannot meet the deadline: canceled
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	_, err = mem.Observe(context.Background(), &limiter.Request{Key: "s429.test"},
-		&limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Hour, Sent: time.Now()})
+	_, err = mem.Observe(context.Background(), limiter.Request{Key: "s429.test"},
+		limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Hour, Sent: time.Now()})
 	require.NoError(t, err)
 
 	all := tr.AllStats()

@@ -60,7 +60,7 @@ func TestAbsurdRulesNeitherGoAtOnceNorStay(t *testing.T) {
 				assert.False(t, second.ok, "a wait beyond the horizon is refused, not claimed")
 				assert.Equal(t, horizon, second.wait)
 			}
-			st, err := l.State(ctx, &req)
+			st, err := l.State(ctx, req)
 			require.NoError(t, err)
 			assert.GreaterOrEqual(t, st.Paused, time.Duration(0))
 			assert.LessOrEqual(t, st.Wait, horizon)
@@ -88,16 +88,16 @@ func TestAbsurdWaitsThroughReserve(t *testing.T) {
 		req := limiter.Request{Key: "absurd.example", Rule: &limiter.Rule{Rate: rate, Burst: 1}}
 		require.NoError(t, l.client.Del(ctx, l.keys(req.Key, 0)...).Err())
 		for i := range 3 {
-			var res limiter.Reservation
-			require.NoError(t, l.Reserve(ctx, &req, &res))
+			res, err := l.Reserve(ctx, req)
+			require.NoError(t, err)
 			assert.False(t, res.Degraded, "rate %v, request %d", rate, i)
 			if i > 0 {
 				assert.False(t, res.OK, "rate %v, request %d", rate, i)
 				assert.Equal(t, horizon, res.Wait, "rate %v, request %d", rate, i)
 			}
 		}
-		var res limiter.Reservation
-		assert.ErrorIs(t, limiter.Wait(ctx, l, &req, &res), limiter.ErrWaitTooLong, "rate %v: Wait refuses the turn", rate)
+		_, err := limiter.Wait(ctx, l, req)
+		assert.ErrorIs(t, err, limiter.ErrWaitTooLong, "rate %v: Wait refuses the turn", rate)
 		assert.Zero(t, logs.count(downLog))
 	}
 }

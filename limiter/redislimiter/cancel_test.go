@@ -48,11 +48,11 @@ func TestCancelOlderTurnMakesNoBurst(t *testing.T) {
 			var held []*limiter.Reservation
 			reserve := func() {
 				t.Helper()
-				res := new(limiter.Reservation)
-				require.NoError(t, f.Reserve(ctx, &req, res))
+				res, err := f.Reserve(ctx, req)
+				require.NoError(t, err)
 				require.True(t, res.OK)
 				require.IsType(t, &turn{}, res.Turn)
-				held = append(held, res)
+				held = append(held, &res)
 			}
 			f.at(t, 0)
 			for range tt.queued {

@@ -90,9 +90,9 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	ctx := context.Background()
 	req := limiter.Request{Key: "down.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
 
-	var res limiter.Reservation
 	sharedBegan := time.Now()
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
 	sharedEnded := time.Now()
 	require.False(t, res.Degraded)
 	require.Zero(t, res.Wait)
@@ -102,7 +102,7 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	var began, ended []time.Time
 	for range 3 {
 		began = append(began, time.Now())
-		err := l.Reserve(ctx, &req, &res)
+		res, err = l.Reserve(ctx, req)
 		ended = append(ended, time.Now())
 		require.NoError(t, err, "no request fails because Redis is down")
 		assert.Less(t, ended[len(ended)-1].Sub(began[len(began)-1]), time.Second, "a call to a dead Redis fails at once")
@@ -123,11 +123,11 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 		assert.LessOrEqual(t, waits[i], due-began[i].Sub(ended[0]), "request %d", i)
 		assert.GreaterOrEqual(t, waits[i], due-ended[i].Sub(began[0]), "request %d", i)
 	}
-	st, err := l.State(ctx, &req)
+	st, err := l.State(ctx, req)
 	require.NoError(t, err)
 	assert.Positive(t, st.Wait, "State reports the fallback")
 	require.NoError(t, res.Cancel(ctx), "the fallback takes back its own reservations")
-	added, err := l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 10 * time.Second})
+	added, err := l.Observe(ctx, req, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 10 * time.Second})
 	require.NoError(t, err)
 	assert.Equal(t, 10*time.Second, added)
 	assert.Equal(t, 1, logs.count(downLog), "logged once")
@@ -135,7 +135,8 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 
 	srv.Restart()
 	eventuallyShared(t, l)
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err = l.Reserve(ctx, req)
+	require.NoError(t, err)
 	assert.False(t, res.Degraded)
 	assert.Equal(t, limiter.Reason("retry-after"), res.Reason, "the pause made while Redis was away reached it")
 	assert.Greater(t, res.Wait, 5*time.Second)
@@ -156,19 +157,21 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			require.Equal(t, deadlines, l.direct)
 			ctx := context.Background()
 			req := limiter.Request{Key: "slow.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
-			var res limiter.Reservation
-			require.NoError(t, l.Reserve(ctx, &req, &res))
+			res, err := l.Reserve(ctx, req)
+			require.NoError(t, err)
 
 			// CLIENT PAUSE holds every other client's commands: Redis is up but slow.
 			require.NoError(t, newClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 2000, "ALL").Err())
 			began := time.Now()
-			require.NoError(t, l.Reserve(ctx, &req, &res))
+			res, err = l.Reserve(ctx, req)
+			require.NoError(t, err)
 			assert.True(t, res.Degraded)
 			assert.Less(t, time.Since(began), time.Second, "bounded by Options.Timeout, not by the pause nor the client's timeouts")
 			assert.Equal(t, 1, logs.count(downLog))
 
 			eventuallyShared(t, l)
-			require.NoError(t, l.Reserve(ctx, &req, &res))
+			res, err = l.Reserve(ctx, req)
+			require.NoError(t, err)
 			assert.False(t, res.Degraded)
 			assert.Equal(t, 1, logs.count(upLog))
 		})
@@ -189,11 +192,11 @@ func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
 			t.Cleanup(func() { l.Close() })
 			ctx := context.Background()
 			req := limiter.Request{Key: "timeout.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
-			var res limiter.Reservation
-			require.NoError(t, l.Reserve(ctx, &req, &res))
+			_, err = l.Reserve(ctx, req)
+			require.NoError(t, err)
 
 			require.NoError(t, newClient(t, srv).Do(ctx, "CLIENT", "PAUSE", 1500, "ALL").Err())
-			err = l.Reserve(ctx, &req, &res)
+			_, err = l.Reserve(ctx, req)
 			require.ErrorIs(t, err, ErrUnavailable)
 			assert.NotErrorIs(t, err, context.DeadlineExceeded)
 			assert.ErrorContains(t, err, "no answer within 200ms")
@@ -208,23 +211,25 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 	ctx := context.Background()
 	req := limiter.Request{Key: "open.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
-	var res limiter.Reservation
 	for range 3 {
-		require.NoError(t, l.Reserve(ctx, &req, &res))
+		res, err := l.Reserve(ctx, req)
+		require.NoError(t, err)
 		assert.Equal(t, limiter.Reservation{OK: true, Degraded: true}, res)
 		require.NoError(t, res.Cancel(ctx))
 	}
-	_, err := l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+	_, err := l.Observe(ctx, req, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 	require.NoError(t, err)
-	st, err := l.State(ctx, &req)
+	st, err := l.State(ctx, req)
 	require.NoError(t, err)
 	assert.Zero(t, st.Wait)
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
 	assert.Zero(t, res.Wait, "not even the server's pause holds a request")
 
 	srv.Restart()
 	eventuallyShared(t, l)
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err = l.Reserve(ctx, req)
+	require.NoError(t, err)
 	assert.False(t, res.Degraded)
 }
 
@@ -233,28 +238,29 @@ func TestFailClosedFails(t *testing.T) {
 	l, _ := newTestLimiter(t, srv, Options{FailClosed: true})
 	ctx := context.Background()
 	req := limiter.Request{Key: "closed.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
-	var ok, res limiter.Reservation
-	require.NoError(t, l.Reserve(ctx, &req, &ok))
+	ok, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
 	srv.Kill()
 
-	err := l.Reserve(ctx, &req, &res)
+	res, err := l.Reserve(ctx, req)
 	require.ErrorIs(t, err, ErrUnavailable)
 	assert.True(t, strings.HasPrefix(err.Error(), "redislimiter: "), err.Error())
 	assert.False(t, res.OK)
-	err = l.Reserve(ctx, &req, &res) // while down: at once, without asking Redis
+	_, err = l.Reserve(ctx, req) // while down: at once, without asking Redis
 	require.ErrorIs(t, err, ErrUnavailable)
 	_, err = ok.Confirm(ctx)
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.ErrorIs(t, ok.Cancel(ctx), ErrUnavailable)
-	_, err = l.State(ctx, &req)
+	_, err = l.State(ctx, req)
 	require.ErrorIs(t, err, ErrUnavailable)
 	// What the server said is kept, and reaches Redis once it answers.
-	_, err = l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusServiceUnavailable, RetryAfter: 10 * time.Second})
+	_, err = l.Observe(ctx, req, limiter.Observation{Status: http.StatusServiceUnavailable, RetryAfter: 10 * time.Second})
 	require.NoError(t, err)
 
 	srv.Restart()
 	eventuallyShared(t, l)
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err = l.Reserve(ctx, req)
+	require.NoError(t, err)
 	assert.Equal(t, limiter.Reason("retry-after"), res.Reason)
 	assert.Greater(t, res.Wait, 5*time.Second)
 }
@@ -265,11 +271,11 @@ func TestCallerContextIsNotAnOutage(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := limiter.Request{Key: "ctx.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
-	var res limiter.Reservation
-	require.ErrorIs(t, l.Reserve(ctx, &req, &res), context.Canceled)
-	_, err := l.Observe(ctx, &req, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+	_, err := l.Reserve(ctx, req)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = l.Observe(ctx, req, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 	require.ErrorIs(t, err, context.Canceled, "the pause did not reach Redis")
-	_, err = l.State(ctx, &req)
+	_, err = l.State(ctx, req)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.False(t, l.down())
 	assert.Zero(t, logs.count(downLog))
@@ -281,8 +287,8 @@ func TestCloseStopsTheProbe(t *testing.T) {
 	ctx := context.Background()
 	req := limiter.Request{Key: "close.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
-	var res limiter.Reservation
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
 	require.True(t, res.Degraded)
 
 	done := make(chan struct{})

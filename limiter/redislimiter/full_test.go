@@ -26,8 +26,8 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	admin := newClient(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "full.example", Rule: &limiter.Rule{Rate: 100, Burst: 1}}
-	var res limiter.Reservation
-	require.NoError(t, l.Reserve(ctx, &req, &res))
+	res, err := l.Reserve(ctx, req)
+	require.NoError(t, err)
 	require.False(t, res.Degraded)
 
 	require.NoError(t, admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
@@ -36,7 +36,8 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	require.ErrorContains(t, admin.Set(ctx, "filler", "x", 0).Err(), "OOM", "and refuses writes")
 
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		require.NoError(t, l.Reserve(ctx, &req, &res))
+		res, err = l.Reserve(ctx, req)
+		require.NoError(t, err)
 		assert.True(t, res.Degraded)
 	}
 	assert.Equal(t, 1, logs.count(downLog), "one outage, logged once")
@@ -46,7 +47,8 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "0").Err())
 	eventuallyShared(t, l)
 	for range 3 {
-		require.NoError(t, l.Reserve(ctx, &req, &res))
+		res, err = l.Reserve(ctx, req)
+		require.NoError(t, err)
 		assert.False(t, res.Degraded)
 	}
 	assert.Equal(t, 1, logs.count(downLog))

@@ -221,11 +221,10 @@ func (h *handoff) seedFallback(m *limiter.Memory, key string, rule *limiter.Rule
 		seed.Burst = int(math.Floor(max(0, min(e.tokens, float64(rule.Burst)-1)))) + 1
 	}
 	req := limiter.Request{Key: key, Rule: &seed}
-	if m.StateAt(&req, e.latest).Paused > 0 {
+	if m.StateAt(req, e.latest).Paused > 0 {
 		return
 	}
-	var res limiter.Reservation
-	m.ReserveAt(&req, &res, e.latest)
+	m.ReserveAt(req, e.latest)
 }
 
 // notBefore returns how long from now a start through Redis must wait
@@ -270,9 +269,9 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) {
 	now := time.Now()
 	paced := *ruleOf(r)
-	paced.MinDelay = l.local.StateAt(r, now).MinDelay
+	paced.MinDelay = l.local.StateAt(*r, now).MinDelay
 	l.handoff.seedFallback(l.local, r.Key, &paced, now)
-	l.local.ReserveAt(r, res, now)
+	*res = l.local.ReserveAt(*r, now)
 	res.Degraded = true
 	if res.OK {
 		planned := now.Add(res.Wait)

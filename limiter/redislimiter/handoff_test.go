@@ -51,8 +51,7 @@ func TestFallbackStartsFromTheTurnsHeld(t *testing.T) {
 			var got []time.Duration
 			for range tt.want {
 				h.seedFallback(m, key, &tt.rule, now)
-				var res limiter.Reservation
-				m.ReserveAt(&limiter.Request{Key: key, Rule: &tt.rule}, &res, now)
+				res := m.ReserveAt(limiter.Request{Key: key, Rule: &tt.rule}, now)
 				require.True(t, res.OK)
 				start := now.Add(res.Wait)
 				h.note(key, &tt.rule, start, true)
@@ -106,8 +105,7 @@ func TestHandoffFollowsLateStarts(t *testing.T) {
 		h.started(key, rule, t0.Add(200*ms), t0.Add(260*ms), false)
 		now := t0.Add(270 * ms)
 		h.seedFallback(m, key, rule, now)
-		var res limiter.Reservation
-		m.ReserveAt(&limiter.Request{Key: key, Rule: rule}, &res, now)
+		res := m.ReserveAt(limiter.Request{Key: key, Rule: rule}, now)
 		assert.Equal(t, 190*ms, res.Wait, "the fallback starts a gap after the start that went late")
 		h.started(key, rule, t0, t0.Add(time.Hour), false)
 		assert.Zero(t, h.notBefore(key, rule, t0.Add(time.Hour)), "a start long after counts anew, and through Redis it waits for no fallback")

@@ -85,14 +85,14 @@ func TestScriptsRunOnCluster(t *testing.T) {
 	rule := limiter.Rule{Rate: 10, Burst: 2, MinDelay: time.Millisecond, Quotas: []config.Quota{{Requests: 5, Window: time.Second}, {Requests: 50, Window: time.Minute}}}
 	for _, domain := range []string{"example.com", "a{b}c", ""} {
 		r := limiter.Request{Key: domain, Rule: &rule}
-		var res limiter.Reservation
-		require.NoError(t, l.Reserve(ctx, &r, &res), domain)
+		res, err := l.Reserve(ctx, r)
+		require.NoError(t, err, domain)
 		require.True(t, res.OK)
 		require.IsType(t, &turn{}, res.Turn)
 		require.NoError(t, res.Cancel(ctx), domain)
-		_, err := l.Observe(ctx, &r, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
+		_, err = l.Observe(ctx, r, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 		require.NoError(t, err, domain)
-		st, err := l.State(ctx, &r)
+		st, err := l.State(ctx, r)
 		require.NoError(t, err, domain)
 		assert.Positive(t, st.Paused, domain)
 		paused, err := l.paused(ctx, domain)
@@ -170,8 +170,8 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		rule := limiter.Rule{Rate: 50, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: 100 * time.Millisecond}}}
-		var res limiter.Reservation
-		require.NoError(t, l.Reserve(ctx, &limiter.Request{Key: "idle.example", Rule: &rule}, &res))
+		_, err = l.Reserve(ctx, limiter.Request{Key: "idle.example", Rule: &rule})
+		require.NoError(t, err)
 		keys := l.keys("idle.example", 1)
 		n, err := client.Exists(ctx, keys...).Result()
 		require.NoError(t, err)

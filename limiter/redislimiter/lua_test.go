@@ -198,7 +198,7 @@ func memorySteps(t *testing.T, key string, rule limiter.Rule, steps []step) []me
 			o.at = now
 			switch s.op {
 			case "reserve":
-				m.ReserveAt(&req, &o.res, now)
+				o.res = m.ReserveAt(req, now)
 			case "cancel":
 				require.NoError(t, out[s.turn].res.Cancel(ctx))
 			case "confirm":
@@ -206,9 +206,9 @@ func memorySteps(t *testing.T, key string, rule limiter.Rule, steps []step) []me
 				require.NoError(t, err)
 				o.more = more
 			case "pause":
-				m.ObserveAt(&req, &limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+				m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
 			case "state":
-				o.state = m.StateAt(&req, now)
+				o.state = m.StateAt(req, now)
 			}
 		}
 	})
@@ -322,15 +322,15 @@ func TestCancelLatestRestoresState(t *testing.T) {
 		require.NoError(t, err)
 		return state, list
 	}
-	var first limiter.Reservation
 	f.at(t, 0)
-	require.NoError(t, f.Reserve(ctx, &limiter.Request{Key: key, Rule: &rule}, &first))
+	first, err := f.Reserve(ctx, limiter.Request{Key: key, Rule: &rule})
+	require.NoError(t, err)
 	require.Zero(t, first.Wait)
 	for i := range 4 {
 		f.at(t, time.Duration(i)*10*time.Millisecond)
 		wantState, wantList := snapshot()
-		var res limiter.Reservation
-		require.NoError(t, f.Reserve(ctx, &limiter.Request{Key: key, Rule: &rule}, &res))
+		res, err := f.Reserve(ctx, limiter.Request{Key: key, Rule: &rule})
+		require.NoError(t, err)
 		require.True(t, res.OK)
 		require.IsType(t, &turn{}, res.Turn)
 		changed, _ := snapshot()
@@ -340,6 +340,7 @@ func TestCancelLatestRestoresState(t *testing.T) {
 		assert.Equal(t, wantState, gotState, "reservation %d", i)
 		assert.Equal(t, wantList, gotList, "reservation %d", i)
 		// Keep this one, so that the next starts from a used state.
-		require.NoError(t, f.Reserve(ctx, &limiter.Request{Key: key, Rule: &rule}, &res))
+		_, err = f.Reserve(ctx, limiter.Request{Key: key, Rule: &rule})
+		require.NoError(t, err)
 	}
 }

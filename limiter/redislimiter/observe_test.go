@@ -41,7 +41,9 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 		f.at(t, 0)
 		var first, second, third limiter.Reservation
 		for _, res := range []*limiter.Reservation{&first, &second, &third} {
-			require.NoError(t, f.Reserve(ctx, &r, res))
+			var err error
+			*res, err = f.Reserve(ctx, r)
+			require.NoError(t, err)
 		}
 		require.Equal(t, []time.Duration{0, time.Second, 2 * time.Second}, []time.Duration{first.Wait, second.Wait, third.Wait})
 		assert.Equal(t, time.Second, confirmAll(t, f, &second, time.Second), "no pause: the turn stands")
@@ -55,8 +57,8 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 		assert.Equal(t, limiter.Reason("shared"), third.Reason)
 		assert.Equal(t, 4500*ms, confirmAll(t, f, &third, 4500*ms))
 
-		var next limiter.Reservation
-		require.NoError(t, f.Reserve(ctx, &r, &next))
+		next, err := f.Reserve(ctx, r)
+		require.NoError(t, err)
 		assert.Equal(t, time.Second, next.Wait, "the next turn follows the moved one")
 	})
 
@@ -64,11 +66,12 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 		f := newFakeClock(t, srv)
 		r := limiter.Request{Key: "burst.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 		f.at(t, 0)
-		var first limiter.Reservation
-		require.NoError(t, f.Reserve(ctx, &r, &first))
+		_, err := f.Reserve(ctx, r)
+		require.NoError(t, err)
 		var queued [3]limiter.Reservation
 		for i := range queued {
-			require.NoError(t, f.Reserve(ctx, &r, &queued[i]))
+			queued[i], err = f.Reserve(ctx, r)
+			require.NoError(t, err)
 		}
 		f.at(t, 500*ms)
 		require.NoError(t, f.pause(ctx, r.Key, 10*time.Second))
@@ -87,7 +90,9 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 	r := limiter.Request{Key: "confirm-down.example", Rule: &limiter.Rule{MinDelay: 200 * time.Millisecond}}
 	var first, second, third limiter.Reservation
 	for _, res := range []*limiter.Reservation{&first, &second, &third} {
-		require.NoError(t, l.Reserve(ctx, &r, res))
+		var err error
+		*res, err = l.Reserve(ctx, r)
+		require.NoError(t, err)
 		require.False(t, res.Degraded)
 	}
 	srv.Kill()
@@ -97,7 +102,7 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 	assert.Zero(t, more, "the turn Redis gave stands")
 	assert.False(t, second.Degraded)
 
-	added, err := l.Observe(ctx, &r, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
+	added, err := l.Observe(ctx, r, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, added)
 	more, err = third.Confirm(ctx)
@@ -119,7 +124,7 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 
 	t.Run("retry-after", func(t *testing.T) {
 		r := limiter.Request{Key: "retry.example", Rule: &rule}
-		added, err := a.Observe(ctx, &r, &limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
+		added, err := a.Observe(ctx, r, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
 		require.NoError(t, err)
 		assert.Equal(t, 5*time.Second, added)
 		for _, tt := range []struct {
@@ -127,14 +132,14 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 			l    *Limiter
 			why  limiter.Reason
 		}{{"the worker that heard it", a, "retry-after"}, {"another worker", b, "shared"}} {
-			st, err := tt.l.State(ctx, &r)
+			st, err := tt.l.State(ctx, r)
 			require.NoError(t, err)
 			assert.Greater(t, st.Paused, 4*time.Second, tt.name)
 			assert.LessOrEqual(t, st.Paused, 5*time.Second, tt.name)
 			assert.Equal(t, tt.why, st.PauseReason, tt.name)
 			assert.Equal(t, tt.why, st.Reason, tt.name)
-			var res limiter.Reservation
-			require.NoError(t, tt.l.Reserve(ctx, &r, &res))
+			res, err := tt.l.Reserve(ctx, r)
+			require.NoError(t, err)
 			assert.Greater(t, res.Wait, 4*time.Second, tt.name)
 			assert.Equal(t, tt.why, res.Reason, tt.name)
 			require.NoError(t, res.Cancel(ctx))
@@ -144,7 +149,7 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 	t.Run("backoff steps are per process", func(t *testing.T) {
 		r := limiter.Request{Key: "backoff.example", Rule: &rule}
 		unavailable := func(l *Limiter) time.Duration {
-			added, err := l.Observe(ctx, &r, &limiter.Observation{Status: http.StatusServiceUnavailable, Sent: time.Now()})
+			added, err := l.Observe(ctx, r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: time.Now()})
 			require.NoError(t, err)
 			return added
 		}
@@ -155,12 +160,12 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 		added := unavailable(a)
 		assert.GreaterOrEqual(t, added, time.Second)
 		assert.Less(t, added, 2*time.Second, "not tripled")
-		st, err := b.State(ctx, &r)
+		st, err := b.State(ctx, r)
 		require.NoError(t, err)
 		assert.Greater(t, st.Paused, time.Second, "b is paused by a's second step")
 		assert.Equal(t, limiter.Reason("shared"), st.PauseReason)
 		assert.Equal(t, time.Second, unavailable(b), "b's own backoff starts at its first step")
-		st, err = b.State(ctx, &r)
+		st, err = b.State(ctx, r)
 		require.NoError(t, err)
 		assert.Greater(t, st.Paused, time.Second, "a shorter pause never shortens a longer one")
 		assert.Equal(t, limiter.Reason("shared"), st.PauseReason, "the longer pause is a's")
@@ -170,19 +175,19 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 		f1, f2 := newFakeClock(t, srv), newFakeClock(t, srv)
 		f1.at(t, 0)
 		r := limiter.Request{Key: "crawl.example", Rule: &rule}
-		added, err := f1.Observe(ctx, &r, &limiter.Observation{Host: "http://crawl.example", CrawlDelay: 2 * time.Second})
+		added, err := f1.Observe(ctx, r, limiter.Observation{Host: "http://crawl.example", CrawlDelay: 2 * time.Second})
 		require.NoError(t, err)
 		assert.Zero(t, added)
-		st, err := f1.State(ctx, &r)
+		st, err := f1.State(ctx, r)
 		require.NoError(t, err)
 		assert.Equal(t, 2*time.Second, st.MinDelay)
-		st, err = f2.State(ctx, &r)
+		st, err = f2.State(ctx, r)
 		require.NoError(t, err)
 		assert.Zero(t, st.MinDelay, "the other worker did not read the robots.txt")
 
 		reserve := func(l *fakeClock) limiter.Reservation {
-			var res limiter.Reservation
-			require.NoError(t, l.Reserve(ctx, &r, &res))
+			res, err := l.Reserve(ctx, r)
+			require.NoError(t, err)
 			return res
 		}
 		assert.Zero(t, reserve(f1).Wait)
@@ -203,15 +208,16 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 		f.at(t, 0)
 		adaptive := limiter.Rule{Rate: 100, Burst: 10, Adaptive: true}
 		r := limiter.Request{Key: "adaptive.example", Rule: &adaptive}
-		_, err := f.Observe(ctx, &r, &limiter.Observation{Status: http.StatusOK, Sent: time.Now(), Latency: 3 * time.Second})
+		_, err := f.Observe(ctx, r, limiter.Observation{Status: http.StatusOK, Sent: time.Now(), Latency: 3 * time.Second})
 		require.NoError(t, err)
-		st, err := f.State(ctx, &r)
+		st, err := f.State(ctx, r)
 		require.NoError(t, err)
 		gap := (10*time.Millisecond + 3*time.Second) / 2 // halfway from the rule's pace to the latency
 		assert.Equal(t, gap, st.MinDelay)
-		var res limiter.Reservation
-		require.NoError(t, f.Reserve(ctx, &r, &res))
-		require.NoError(t, f.Reserve(ctx, &r, &res))
+		_, err = f.Reserve(ctx, r)
+		require.NoError(t, err)
+		res, err := f.Reserve(ctx, r)
+		require.NoError(t, err)
 		assert.InDelta(t, gap, res.Wait, float64(time.Microsecond), "rounded up to Redis's microseconds")
 		assert.Equal(t, limiter.Reason("adaptive"), res.Reason)
 	})

@@ -113,7 +113,6 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 			wg.Go(func() {
 				ctx := context.Background()
 				req := limiter.Request{Key: "outage.example", Rule: rule}
-				var res limiter.Reservation
 				for {
 					select {
 					case <-stop:
@@ -124,7 +123,8 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 					// sleep, confirm, and sleep again while Confirm moves
 					// the turn.
 					began := time.Now()
-					if !assert.NoError(t, l.Reserve(ctx, &req, &res)) || !assert.True(t, res.OK) {
+					res, err := l.Reserve(ctx, req)
+					if !assert.NoError(t, err) || !assert.True(t, res.OK) {
 						return
 					}
 					returned, wait := time.Now(), res.Wait
@@ -132,7 +132,6 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 					for wait > 0 {
 						time.Sleep(wait)
 						began = time.Now()
-						var err error
 						if wait, err = res.Confirm(ctx); !assert.NoError(t, err) {
 							return
 						}

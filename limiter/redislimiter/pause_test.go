@@ -57,8 +57,8 @@ func TestWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
 		"/b has claimed its turn")
 	const pause = 3 * time.Second
 	pausedAt := time.Now()
-	_, err = second.Observe(context.Background(), &limiter.Request{Key: "127.0.0.1"},
-		&limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: pause})
+	_, err = second.Observe(context.Background(), limiter.Request{Key: "127.0.0.1"},
+		limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: pause})
 	require.NoError(t, err)
 	<-done
 

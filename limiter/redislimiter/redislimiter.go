@@ -187,28 +187,26 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // config.Limit.Validate refuses can ask for more). While Redis does not answer it reserves as the failure mode
 // says: in this process by default, at once with FailOpen, and not at all
 // with FailClosed (an error wrapping ErrUnavailable).
-func (l *Limiter) Reserve(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
+func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
+	var res limiter.Reservation
 	if !l.health.down.Load() {
-		err := l.reserveShared(ctx, r, res)
+		err := l.reserveShared(ctx, &r, &res)
 		if err == nil {
-			return nil
+			return res, nil
 		}
 		if ctx.Err() != nil {
-			*res = limiter.Reservation{}
-			return fmt.Errorf("redislimiter: %w", ctx.Err())
+			return limiter.Reservation{}, fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
 		l.markDown(err)
 	}
 	switch l.mode {
 	case modeFailOpen:
-		*res = limiter.Reservation{OK: true, Degraded: true}
-		return nil
+		return limiter.Reservation{OK: true, Degraded: true}, nil
 	case modeFailClosed:
-		*res = limiter.Reservation{}
-		return l.unavailable()
+		return limiter.Reservation{}, l.unavailable()
 	}
-	l.reserveFallback(r, res)
-	return nil
+	l.reserveFallback(&r, &res)
+	return res, nil
 }
 
 // reserveShared is Reserve through Redis. Its reservations' Turn is a
@@ -216,7 +214,7 @@ func (l *Limiter) Reserve(ctx context.Context, r *limiter.Request, res *limiter.
 // process's own pace allows; each start granted is counted into it.
 func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
 	rule := ruleOf(r)
-	local, err := l.local.State(ctx, r)
+	local, err := l.local.State(ctx, *r)
 	if err != nil {
 		return err
 	}
@@ -275,7 +273,7 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 // pause is then written to Redis, so that it holds every worker. Made
 // while Redis does not answer, it reaches Redis when Redis answers again.
 // A Crawl-delay stays in this process.
-func (l *Limiter) Observe(ctx context.Context, r *limiter.Request, o *limiter.Observation) (time.Duration, error) {
+func (l *Limiter) Observe(ctx context.Context, r limiter.Request, o limiter.Observation) (time.Duration, error) {
 	added, err := l.local.Observe(ctx, r, o)
 	if err != nil || added <= 0 || o.Status == 0 {
 		return added, err
@@ -313,13 +311,13 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error 
 // gap this process learned. While Redis does not answer it reports this
 // process's state by default, an unpaced key with FailOpen, and an error
 // wrapping ErrUnavailable with FailClosed.
-func (l *Limiter) State(ctx context.Context, r *limiter.Request) (limiter.State, error) {
+func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, error) {
 	local, err := l.local.State(ctx, r)
 	if err != nil {
 		return limiter.State{}, err
 	}
 	if !l.health.down.Load() {
-		st, err := l.sharedState(ctx, r, &local)
+		st, err := l.sharedState(ctx, &r, &local)
 		if err == nil {
 			return st, nil
 		}
@@ -331,7 +329,7 @@ func (l *Limiter) State(ctx context.Context, r *limiter.Request) (limiter.State,
 	switch l.mode {
 	case modeFailOpen:
 		st := limiter.State{}
-		for _, q := range ruleOf(r).Quotas {
+		for _, q := range ruleOf(&r).Quotas {
 			st.Quotas = append(st.Quotas, limiter.QuotaState{Limit: q.Requests, Window: q.Window, Remaining: q.Requests})
 		}
 		return st, nil

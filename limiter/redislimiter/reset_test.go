@@ -44,11 +44,11 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 			req := limiter.Request{Key: "reset.example", Rule: &rule}
 			reserve := func() (*limiter.Reservation, int64) {
 				t.Helper()
-				res := new(limiter.Reservation)
-				require.NoError(t, l.Reserve(ctx, &req, res))
+				res, err := l.Reserve(ctx, req)
+				require.NoError(t, err)
 				require.True(t, res.OK)
 				require.False(t, res.Degraded)
-				return res, res.Turn.(*turn).start
+				return &res, res.Turn.(*turn).start
 			}
 			staleOlder, _ := reserve()
 			staleLatest, _ := reserve()
@@ -64,7 +64,7 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 			_, next := reserve()
 			assert.GreaterOrEqual(t, next-latest, int64(time.Second/time.Microsecond),
 				"the stale cancels freed none of the new turns: the next request goes a second after the latest")
-			st, err := l.State(ctx, &req)
+			st, err := l.State(ctx, req)
 			require.NoError(t, err)
 			assert.Equal(t, 97, st.Quotas[0].Remaining, "the new turns keep their quota slots")
 		})

@@ -25,8 +25,8 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	reserve := func(f *fakeClock, at time.Duration) *limiter.Reservation {
 		t.Helper()
 		f.at(t, at)
-		var res limiter.Reservation
-		require.NoError(t, f.Reserve(ctx, &r, &res))
+		res, err := f.Reserve(ctx, r)
+		require.NoError(t, err)
 		require.True(t, res.OK)
 		return &res
 	}

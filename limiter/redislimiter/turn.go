@@ -99,7 +99,7 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 		return 0, l.unavailable()
 	}
 	r := limiter.Request{Key: t.key, Rule: t.rule}
-	if st, err := l.local.State(ctx, &r); err != nil || st.Paused <= 0 {
+	if st, err := l.local.State(ctx, r); err != nil || st.Paused <= 0 {
 		return 0, err
 	}
 	l.reserveFallback(&r, res)
