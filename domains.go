@@ -22,7 +22,7 @@ type domain struct {
 	// stats: they come first, so that a request dirties one cache line of
 	// its domain, not several.
 	pending  atomic.Int64 // requests between lookup and their end
-	lastUsed atomic.Int64 // unix nanoseconds
+	lastUsed atomic.Int64 // unix nanoseconds, to within usedGrain
 	stats    record.Recorder
 
 	evicted   atomic.Bool
@@ -37,6 +37,18 @@ type domain struct {
 // request is a Request to the limiter for d, with no MaxWait.
 func (d *domain) request() limiter.Request {
 	return limiter.Request{Key: d.key, Rule: &d.rule}
+}
+
+// usedGrain is how precisely a domain knows when it was last used: as
+// precisely as a sweep needs to find the least recently used, and seldom
+// enough that a busy domain's requests rarely write the time.
+const usedGrain = time.Millisecond
+
+// used notes that d was used at t.
+func (d *domain) used(t time.Time) {
+	if n := t.UnixNano(); n-d.lastUsed.Load() >= int64(usedGrain) {
+		d.lastUsed.Store(n)
+	}
 }
 
 // finish ends a sent request: its slot and its domain are free again.

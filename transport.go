@@ -138,17 +138,13 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, false, err)
 	}
-	turn, err := t.wait(ctx, d)
+	sent, waited, degraded, err := t.wait(ctx, d)
 	if err != nil {
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	sent := turn.Start
-	if sent.IsZero() {
-		sent = t.clock.now()
-	}
-	d.lastUsed.Store(sent.UnixNano())
-	d.stats.Sent(sent, turn.Wait, turn.Degraded)
+	d.used(sent)
+	d.stats.Sent(sent, waited, degraded)
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
 	if err != nil {
@@ -230,11 +226,12 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	}
 }
 
-// wait waits for the turn of a request to d, and returns what its wait
-// came to.
-func (t *Transport) wait(ctx context.Context, d *domain) (limiter.Reservation, error) {
+// wait waits for the turn of a request to d. It returns when the request
+// goes, how long it waited, and whether a fallback made its turn because
+// the limiter's store did not answer.
+func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited time.Duration, degraded bool, err error) {
 	if d.unpaced {
-		return limiter.Reservation{}, nil
+		return t.clock.now(), 0, false, nil
 	}
 	r := d.request()
 	r.MaxWait = t.maxWait
@@ -243,14 +240,17 @@ func (t *Transport) wait(ctx context.Context, d *domain) (limiter.Reservation, e
 		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
 			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
 		}
-		return res, nil
+		if sent = res.Start; sent.IsZero() {
+			sent = t.clock.now()
+		}
+		return sent, res.Wait, res.Degraded, nil
 	}
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return res, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
 		}
 	}
-	return res, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
+	return time.Time{}, 0, false, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
 // refuse ends a request that will not be sent: it gives back its slot
