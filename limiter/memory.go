@@ -92,13 +92,13 @@ func NewMemory() *Memory {
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
+	// res is named so that reserve fills the result in place, with no copy.
 	m.reserve(&r, &res, m.sinceEpoch())
 	return res, nil
 }
 
 // ReserveAt is Reserve at time now.
-func (m *Memory) ReserveAt(r Request, now time.Time) Reservation {
-	var res Reservation
+func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 	m.reserve(&r, &res, m.nanos(now))
 	return res
 }
