@@ -76,6 +76,7 @@ type domainTable struct {
 	maxDomains int
 	sweeping   sync.Mutex
 	newDomain  func(key string) *domain
+	hosts      *hostDomains // nil unless the key depends on the host alone
 }
 
 // acquire returns key's domain with one more pending request, which the
@@ -154,6 +155,9 @@ func (tab *domainTable) sweep() {
 		excess--
 	}
 	tab.m.DeleteFunc(func(_ string, d *domain) bool { return forgotten[d] })
+	if tab.hosts != nil {
+		tab.hosts.forget(forgotten)
+	}
 	tab.count.Add(-int64(len(forgotten)))
 }
 

@@ -49,6 +49,18 @@ func DomainKey(req *http.Request) (string, error) {
 	return domainKeys.key(req.URL.Host, domainKeyOf)
 }
 
+// uncachedDomainKey is DomainKey without its cache, for a Transport that
+// remembers the domains of the hosts it meets itself.
+func uncachedDomainKey(req *http.Request) (string, error) {
+	if req == nil || req.URL == nil {
+		return "", errNoURL
+	}
+	if req.URL.Host == "" {
+		return "", nil
+	}
+	return domainKeyOf(req.URL.Host)
+}
+
 // HostKey keys a request by its URL's host, normalised as DomainKey
 // normalises it, so that each subdomain has its own pace.
 func HostKey(req *http.Request) (string, error) {

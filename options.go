@@ -21,6 +21,7 @@ type options struct {
 	domains        []domainEntry
 	domainOptions  int // WithDomain and WithConfig options applied so far
 	keyFunc        KeyFunc
+	byHost         bool // keyFunc is the default, which depends on the host alone
 	limiter        limiter.Limiter
 	maxWait        time.Duration
 	maxDomains     int
@@ -56,7 +57,7 @@ func defaultOptions() options {
 // withDefaults fills in the defaults of what the options left zero.
 func (o *options) withDefaults() {
 	if o.keyFunc == nil {
-		o.keyFunc = DomainKey
+		o.keyFunc, o.byHost = uncachedDomainKey, true
 	}
 	if o.limiter == nil {
 		o.limiter = limiter.NewMemory()
@@ -123,7 +124,9 @@ func WithConfig(f *config.File) Option {
 }
 
 // WithKeyFunc sets how requests are grouped into domains; DomainKey by
-// default.
+// default. With the default, the Transport finds the domain of a host it
+// has met in one lookup; a KeyFunc set here, DomainKey itself included, is
+// called for every request.
 func WithKeyFunc(f KeyFunc) Option {
 	return func(o *options) { o.keyFunc = f }
 }

@@ -103,6 +103,9 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
+	if o.byHost {
+		t.domains.hosts = &hostDomains{limit: 2 * int64(o.maxDomains)}
+	}
 	t.logLimits()
 	return t, nil
 }
@@ -201,11 +204,21 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, t
 
 // acquire finds the request's domain and claims it for the request.
 func (t *Transport) acquire(req *http.Request) (*domain, error) {
+	hosts := t.domains.hosts
+	if hosts != nil && req.URL != nil {
+		if d := hosts.acquire(req.URL.Host); d != nil {
+			return d, nil
+		}
+	}
 	key, err := t.Key(req)
 	if err != nil {
 		return nil, err
 	}
-	return t.domains.acquire(key), nil
+	d := t.domains.acquire(key)
+	if hosts != nil {
+		hosts.remember(req.URL.Host, d)
+	}
+	return d, nil
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.
