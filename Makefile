@@ -1,8 +1,8 @@
 # The README's commands. `make test` checks gofmt, then in every module of
 # go.work (the root, limiter/redislimiter, metrics, cmd/polite, benchmarks,
-# examples/colly) that go.mod is tidy, go vet, staticcheck and the tests, as
-# CI (.ci/run) does. A failing module does not stop the others; the target
-# fails at the end, naming them.
+# examples/colly, examples/retryablehttp) that go.mod is tidy, go vet,
+# staticcheck and the tests, as CI (.ci/run) does. A failing module does
+# not stop the others; the target fails at the end, naming them.
 .PHONY: test fmt licenses lint staticcheck-installed apidiff demo bench
 
 MODULES := $(shell go list -m -f '{{.Dir}}')

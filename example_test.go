@@ -9,10 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/go-retryablehttp"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
@@ -342,49 +339,4 @@ func ExampleWithLoopbackExempt() {
 	fmt.Println("sent:", s.TotalRequests, "delayed:", s.DelayedRequests)
 	// Output:
 	// sent: 5 delayed: 0
-}
-
-// Put the Transport under retryablehttp so that every attempt is paced,
-// and keep retryablehttp from retrying what polite refused.
-func ExampleTransport_RetryPolicy() {
-	var hits atomic.Int64
-	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hits.Add(1) <= 2 {
-			http.Error(w, "busy", http.StatusInternalServerError)
-		}
-	}))
-	defer site.Close()
-	transport, err := polite.NewTransport(nil, polite.WithDefault(config.Limit{MinDelay: 200 * time.Millisecond}))
-	if err != nil {
-		log.Fatal(err)
-	}
-
-	client := retryablehttp.NewClient()
-	client.Logger = nil
-	client.HTTPClient.Transport = transport
-	client.CheckRetry = transport.RetryPolicy(retryablehttp.DefaultRetryPolicy)
-	client.Backoff = transport.Backoff(retryablehttp.DefaultBackoff)
-	// polite paces the attempts; retryablehttp's own backoff can stay short.
-	client.RetryWaitMin, client.RetryWaitMax = 10*time.Millisecond, 100*time.Millisecond
-
-	resp, err := client.Get(site.URL)
-	if err != nil {
-		log.Fatal(err)
-	}
-	resp.Body.Close()
-	fmt.Println(resp.Status, "after", hits.Load(), "attempts")
-
-	// A deadline polite cannot meet fails at once, and is not retried.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, site.URL, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	_, err = client.Do(req)
-	var we *polite.WaitError
-	fmt.Println(errors.Is(err, context.DeadlineExceeded), errors.As(err, &we), hits.Load(), "attempts")
-	// Output:
-	// 200 OK after 3 attempts
-	// true true 3 attempts
 }

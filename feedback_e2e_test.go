@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/hashicorp/go-retryablehttp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,57 +108,6 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.GreaterOrEqual(t, seen.gap(0, 1), tt.least-50*time.Millisecond, "the second request waited for the pause")
-		})
-	}
-}
-
-// TestRetryAfterUnderRetryablehttp shows retryablehttp and polite working
-// together: the retry after a 429 goes when polite's pause ends. A server
-// asking for an hour is capped by WithMaxPause; with the Transport's Backoff the
-// retry goes when the capped pause ends, where retryablehttp's
-// DefaultBackoff alone sleeps the whole Retry-After.
-func TestRetryAfterUnderRetryablehttp(t *testing.T) {
-	tests := []struct {
-		name       string
-		retryAfter string
-		polite     bool          // the Transport's Backoff wraps DefaultBackoff
-		want       time.Duration // between the two attempts
-	}{
-		{"Retry-After within the cap", "1", true, time.Second},
-		{"Retry-After over the cap", "3600", true, time.Minute},
-		{"DefaultBackoff alone sleeps past the cap", "3600", false, time.Hour},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				var sent []time.Time // the base runs in the client's goroutine
-				base := baseFunc(func(req *http.Request) (*http.Response, error) {
-					sent = append(sent, time.Now())
-					if len(sent) == 1 {
-						resp := answer(req, http.StatusTooManyRequests)
-						resp.Header.Set("Retry-After", tt.retryAfter)
-						return resp, nil
-					}
-					return answer(req, http.StatusOK), nil
-				})
-				tr := newTransport(t, base, polite.WithDefault(fastLimit), polite.WithMaxPause(time.Minute))
-				client := retryablehttp.NewClient()
-				client.Logger = nil
-				client.HTTPClient.Transport = tr
-				client.CheckRetry = tr.RetryPolicy(retryablehttp.DefaultRetryPolicy)
-				client.Backoff = retryablehttp.DefaultBackoff
-				if tt.polite {
-					client.Backoff = tr.Backoff(retryablehttp.DefaultBackoff)
-				}
-
-				resp, err := client.Get("http://example.com/")
-
-				require.NoError(t, err)
-				resp.Body.Close()
-				assert.Equal(t, http.StatusOK, resp.StatusCode)
-				require.Len(t, sent, 2)
-				assert.Equal(t, tt.want, sent[1].Sub(sent[0]))
-			})
 		})
 	}
 }

@@ -23,7 +23,8 @@ import (
 //	client.Backoff = t.Backoff(retryablehttp.DefaultBackoff)
 //
 // polite does not import retryablehttp, so programs that do not use it do
-// not carry it. A nil next retries nothing.
+// not carry it; the module examples/retryablehttp shows the two together.
+// A nil next retries nothing.
 func (t *Transport) RetryPolicy(next func(ctx context.Context, resp *http.Response, err error) (bool, error)) func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		if refused(err) {
