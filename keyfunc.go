@@ -6,12 +6,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
-
-	"github.com/polite-go/polite/internal/readmap"
 )
 
 // KeyFunc names the domain a request is paced under. Requests with the same
@@ -46,7 +43,7 @@ func DomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return domainKeys.key(req.URL.Host, domainKeyOf)
+	return cachedKey(&domainKeys, req.URL.Host, domainKeyOf)
 }
 
 // uncachedDomainKey is DomainKey without its cache, for a Transport that
@@ -67,37 +64,30 @@ func HostKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return hostKeys.key(req.URL.Host, normalizeHost)
+	return cachedKey(&hostKeys, req.URL.Host, normalizeHost)
 }
 
 // The keys DomainKey and HostKey gave of recent hosts.
-var domainKeys, hostKeys keyCache
-
-// keyCache remembers the keys of at most maxCachedHosts hosts: it forgets
-// them all when it is full. Lookups take no lock.
-type keyCache struct {
-	m readmap.Map[string] // host -> key
-	n atomic.Int64
-}
+var (
+	domainKeys = hostCache[string]{limit: maxCachedHosts}
+	hostKeys   = hostCache[string]{limit: maxCachedHosts}
+)
 
 const maxCachedHosts = 4096
 
-func (c *keyCache) key(host string, keyOf func(string) (string, error)) (string, error) {
+// cachedKey returns keyOf(host), which keys remembers.
+func cachedKey(keys *hostCache[string], host string, keyOf func(string) (string, error)) (string, error) {
 	if host == "" {
 		return "", nil
 	}
-	if key, ok := c.m.Load(host); ok {
+	if key, ok := keys.m.Load(host); ok {
 		return key, nil
 	}
 	key, err := keyOf(host)
 	if err != nil {
 		return "", err
 	}
-	if c.n.Add(1) > maxCachedHosts {
-		c.m.DeleteFunc(func(string, string) bool { return true })
-		c.n.Store(0)
-	}
-	c.m.LoadOrStore(host, key)
+	keys.store(host, key)
 	return key, nil
 }
 

@@ -104,7 +104,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
 	if o.byHost {
-		t.domains.hosts = &hostDomains{limit: 2 * int64(o.maxDomains)}
+		t.domains.hosts = &hostDomains{hostCache[*domain]{limit: 2 * int64(o.maxDomains)}}
 	}
 	t.logLimits()
 	return t, nil
@@ -216,7 +216,8 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	}
 	d := t.domains.acquire(key)
 	if hosts != nil {
-		hosts.remember(req.URL.Host, d)
+		// d is acquired: no sweep forgets it before its host is stored.
+		hosts.store(req.URL.Host, d)
 	}
 	return d, nil
 }
