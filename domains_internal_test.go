@@ -30,7 +30,10 @@ func TestDomainUsedKeepsTheTimeToItsGrain(t *testing.T) {
 // remembers the new domain instead of meeting the old one, evicted, on
 // every request.
 func TestSweepForgetsTheHostsOfForgottenDomains(t *testing.T) {
-	tr, err := NewTransport(nopBase{}, WithMaxDomains(1), WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1}))
+	ok := roundTripper(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+	})
+	tr, err := NewTransport(ok, WithMaxDomains(1), WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1}))
 	require.NoError(t, err)
 	get := func(u string) {
 		t.Helper()
@@ -56,11 +59,4 @@ func TestSweepForgetsTheHostsOfForgottenDomains(t *testing.T) {
 	remembered, known := hosts.m.Load("www.a.com")
 	require.True(t, known)
 	assert.Same(t, d, remembered, "the host leads to the domain tracked now")
-}
-
-// nopBase answers every request with an empty 200.
-type nopBase struct{}
-
-func (nopBase) RoundTrip(req *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
 }
