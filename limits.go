@@ -9,24 +9,25 @@ import (
 	"strings"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/pattern"
 	"github.com/polite-go/polite/limiter"
 )
 
-// resolveDomains normalises the configured domains and checks that each can
-// be reached under keyFunc. An entry replaces those of earlier options for
-// the same domain.
-func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.Limit, error) {
-	limits := make(map[string]*config.Limit, len(entries))
+// resolveDomains normalises the configured domains and patterns and checks
+// that each can be reached under keyFunc. An entry replaces those of
+// earlier options for the same domain.
+func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (*pattern.Table[*config.Limit], error) {
+	limits := new(pattern.Table[*config.Limit])
 	from := make(map[string]domainEntry, len(entries))
 	for _, e := range entries {
 		name, l := e.name, e.limit
-		if name == "" {
-			return nil, &config.FieldError{Domain: name, Field: "domains", Err: errors.New("domain name is empty")}
+		if err := pattern.Check(name); err != nil {
+			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
 		}
 		if err := l.Validate(name); err != nil {
 			return nil, err
 		}
-		key, err := configKey(name, keyFunc)
+		key, err := configName(name, keyFunc)
 		if err != nil {
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
 		}
@@ -34,9 +35,39 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: fmt.Errorf("names the same domain, %q, as %q", key, prev.name)}
 		}
 		from[key] = e
-		limits[key] = &l
+		limits.Set(key, &l)
 	}
 	return limits, nil
+}
+
+// configName returns the key or the pattern a configured name stands for,
+// as configKey and configPattern say.
+func configName(name string, keyFunc KeyFunc) (string, error) {
+	if parent, ok := pattern.Parent(name); ok {
+		return configPattern(parent, keyFunc)
+	}
+	return configKey(name, keyFunc)
+}
+
+// configPattern returns the pattern of the keys under parent. A parent
+// that is a host name is normalised as hosts are; a pattern whose keys the
+// key function can never produce, as it keys a request to a host under
+// parent by parent or by one of its own parents (*.example.com under
+// DomainKey), is an error.
+func configPattern(parent string, keyFunc KeyFunc) (string, error) {
+	host, err := normalizeHost(parent)
+	if err != nil {
+		return pattern.Of(parent), nil
+	}
+	probe, err := http.NewRequest(http.MethodGet, "http://x."+host+"/", nil)
+	if err != nil {
+		return pattern.Of(parent), nil
+	}
+	got, err := keyFunc(probe)
+	if err == nil && (got == host || strings.HasSuffix(host, "."+got)) {
+		return "", fmt.Errorf("can never match: the key function names requests to its hosts %q", got)
+	}
+	return pattern.Of(host), nil
 }
 
 // configKey returns the key a configured domain name stands for. A name
@@ -67,7 +98,7 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 }
 
 func (t *Transport) newDomain(key string) *domain {
-	l, ok := t.limits[key]
+	l, ok := t.limits.Lookup(key)
 	if !ok {
 		l = t.defaultLimit
 	}
@@ -80,13 +111,14 @@ func (t *Transport) newDomain(key string) *domain {
 	return d
 }
 
-// Limit returns the limit that paces domain: its own, or the default.
+// Limit returns the limit that paces domain: its own, that of the most
+// specific pattern it falls under, or the default.
 func (t *Transport) Limit(domain string) config.Limit {
-	if l, ok := t.limits[domain]; ok {
+	if l, ok := t.limits.Lookup(domain); ok {
 		return *l
 	}
 	if key, err := normalizeHost(domain); err == nil {
-		if l, ok := t.limits[key]; ok {
+		if l, ok := t.limits.Lookup(key); ok {
 			return *l
 		}
 	}
@@ -100,9 +132,10 @@ func (t *Transport) logLimits() {
 		return
 	}
 	t.logger.Info("polite: limits in force", limitAttrs("default", t.defaultLimit)...)
-	for key, l := range t.limits {
-		t.logger.Info("polite: limits in force", limitAttrs(key, l)...)
-	}
+	t.limits.Range(func(name string, l *config.Limit) bool {
+		t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
+		return true
+	})
 }
 
 func limitAttrs(domain string, l *config.Limit) []any {

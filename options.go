@@ -99,6 +99,12 @@ func WithDefault(l config.Limit) Option {
 // it (with DomainKey, the registrable domain: "example.com", not
 // "www.example.com"). A later option that names the same domain, however
 // it is spelt ("Example.COM."), replaces it.
+//
+// A name "*.example.com" is a pattern: every key under example.com (not
+// example.com itself) gets the limit, each key paced on its own, as
+// colly's DomainGlob does. A key's own limit beats a pattern's, and a
+// longer pattern beats a shorter one. With DomainKey, a pattern fits
+// hosts under a public suffix ("*.blogspot.com"); with HostKey, any.
 func WithDomain(domain string, l config.Limit) Option {
 	return func(o *options) {
 		o.domainOptions++

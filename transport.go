@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/pattern"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -56,7 +57,7 @@ type Transport struct {
 	logger         *slog.Logger
 	clock          clock
 	defaultLimit   *config.Limit
-	limits         map[string]*config.Limit
+	limits         *pattern.Table[*config.Limit]
 	domains        domainTable
 
 	maxPause time.Duration

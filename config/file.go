@@ -7,18 +7,25 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
+
+	"github.com/polite-go/polite/internal/pattern"
 )
 
-// File is a whole pacing configuration: the default limit and the limits of
-// named domains. Its JSON form is
+// File is a whole pacing configuration: the default limit, the limits of
+// named domains, and the limits of the server and global scopes. Its JSON
+// form is
 //
 //	{
 //	  "version": "1.0",
 //	  "default_config": {"requests_per_second": 1.0, "burst_capacity": 1},
 //	  "domains": {
-//	    "example.com": {"requests_per_second": 2.0, "burst_capacity": 2}
-//	  }
+//	    "example.com": {"requests_per_second": 2.0, "burst_capacity": 2},
+//	    "*.blogspot.com": {"min_delay": "2s"}
+//	  },
+//	  "server_config": {"requests_per_second": 4.0, "burst_capacity": 4},
+//	  "global_config": {"requests_per_second": 20.0, "burst_capacity": 20}
 //	}
 //
 // A File is a plain value; do not change it while a Transport uses it.
@@ -29,13 +36,24 @@ type File struct {
 	// file has no default_config.
 	Default Limit
 	// Domains maps a domain, as the key function names it, to its limit.
+	// A name "*.example.com" is a pattern: it gives its limit to every key
+	// under example.com (not to example.com itself), each paced on its own.
+	// A key's own entry beats a pattern, and a longer pattern a shorter one.
 	Domains map[string]Limit
+	// Server, when set, paces every request also by the server it goes to,
+	// shared by all the domains on that server (see polite.WithServerLimit).
+	Server *Limit
+	// Global, when set, paces every request also by one key shared by all
+	// domains (see polite.WithGlobalLimit).
+	Global *Limit
 }
 
 type fileJSON struct {
 	Version string                     `json:"version,omitempty"`
 	Default *json.RawMessage           `json:"default_config,omitempty"`
 	Domains map[string]json.RawMessage `json:"domains,omitempty"`
+	Server  *json.RawMessage           `json:"server_config,omitempty"`
+	Global  *json.RawMessage           `json:"global_config,omitempty"`
 }
 
 // Load reads and validates the JSON file at path. It reads at most 1 MiB:
@@ -86,7 +104,7 @@ func Parse(data []byte) (*File, error) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) == nil {
 		for _, name := range sortedKeys(top) {
-			if name != "version" && name != "default_config" && name != "domains" {
+			if !slices.Contains(topFields, name) {
 				return nil, fmt.Errorf("config: %s: unknown field", name)
 			}
 		}
@@ -111,6 +129,13 @@ func Parse(data []byte) (*File, error) {
 		if err := decodeLimit("default_config", *raw.Default, &f.Default); err != nil {
 			return nil, err
 		}
+	}
+	var err error
+	if f.Server, err = decodeScope("server_config", raw.Server); err != nil {
+		return nil, err
+	}
+	if f.Global, err = decodeScope("global_config", raw.Global); err != nil {
+		return nil, err
 	}
 	if len(raw.Domains) > 0 {
 		f.Domains = make(map[string]Limit, len(raw.Domains))
@@ -138,7 +163,7 @@ func checkDuplicateKeys(data []byte) error {
 		return nil
 	case len(path) == 1:
 		return fmt.Errorf("config: %s: %w", path[0], errDuplicateKey)
-	case path[0] == "default_config":
+	case path[0] == "default_config" || path[0] == "server_config" || path[0] == "global_config":
 		return &FieldError{Domain: path[0], Field: joinPath(path[1:]), Err: errDuplicateKey}
 	case path[0] == "domains" && len(path) == 2:
 		return &FieldError{Domain: path[1], Field: "domains", Err: errDuplicateKey}
@@ -160,7 +185,22 @@ func decodeLimit(domain string, data []byte, l *Limit) error {
 	return &FieldError{Domain: domain, Field: "(limit)", Err: err}
 }
 
-// Validate checks the default and every domain's limit, in domain order.
+// decodeScope reads the limit of a scope, named as its field is; nil if the
+// file leaves it out.
+func decodeScope(field string, data *json.RawMessage) (*Limit, error) {
+	if data == nil {
+		return nil, nil
+	}
+	l := new(Limit)
+	if err := decodeLimit(field, *data, l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Validate checks the default, every domain's limit, in domain order, and
+// the server's and the global limits. A domain name that starts with "*"
+// must be a pattern: "*." and a name.
 func (f *File) Validate() error {
 	if err := f.Default.Validate("default_config"); err != nil {
 		return err
@@ -169,7 +209,20 @@ func (f *File) Validate() error {
 		if domain == "" {
 			return &FieldError{Domain: domain, Field: "domains", Err: errEmptyDomain}
 		}
+		if err := pattern.Check(domain); err != nil {
+			return &FieldError{Domain: domain, Field: "domains", Err: err}
+		}
 		if err := f.Domains[domain].Validate(domain); err != nil {
+			return err
+		}
+	}
+	if f.Server != nil {
+		if err := f.Server.Validate("server_config"); err != nil {
+			return err
+		}
+	}
+	if f.Global != nil {
+		if err := f.Global.Validate("global_config"); err != nil {
 			return err
 		}
 	}
@@ -182,8 +235,13 @@ func (f File) MarshalJSON() ([]byte, error) {
 		Version string           `json:"version,omitempty"`
 		Default Limit            `json:"default_config"`
 		Domains map[string]Limit `json:"domains,omitempty"`
-	}{f.Version, f.Default, f.Domains})
+		Server  *Limit           `json:"server_config,omitempty"`
+		Global  *Limit           `json:"global_config,omitempty"`
+	}{f.Version, f.Default, f.Domains, f.Server, f.Global})
 }
+
+// topFields are the fields of a file's top-level object.
+var topFields = []string{"version", "default_config", "domains", "server_config", "global_config"}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -232,3 +232,46 @@ func TestLimitUnmarshalIsStrict(t *testing.T) {
 	assert.Equal(t, config.Limit{MinDelay: 2 * time.Second, Quotas: []config.Quota{{Requests: 3, Window: 10 * time.Second}}}, l)
 	assert.Error(t, json.Unmarshal([]byte(`{"min_delay": "2s", "extra": 1}`), &l))
 }
+
+func TestParseScopes(t *testing.T) {
+	f, err := config.Parse([]byte(`{
+		"domains": {"*.blogspot.com": {"min_delay": "2s"}},
+		"server_config": {"requests_per_second": 4, "burst_capacity": 2},
+		"global_config": {"requests_per_second": 20, "burst_capacity": 20, "max_concurrent": 8}
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, config.Limit{MinDelay: 2 * time.Second}, f.Domains["*.blogspot.com"])
+	assert.Equal(t, &config.Limit{RequestsPerSecond: 4, Burst: 2}, f.Server)
+	assert.Equal(t, &config.Limit{RequestsPerSecond: 20, Burst: 20, MaxConcurrent: 8}, f.Global)
+
+	again, err := json.Marshal(f)
+	require.NoError(t, err)
+	back, err := config.Parse(again)
+	require.NoError(t, err)
+	assert.Equal(t, f, back)
+
+	f, err = config.Parse([]byte(`{"server_config": null}`))
+	require.NoError(t, err)
+	assert.Nil(t, f.Server)
+	assert.Nil(t, f.Global)
+}
+
+func TestParseScopeErrorsNameTheScope(t *testing.T) {
+	tests := []struct{ in, domain, field string }{
+		{`{"server_config": {"requests_per_second": -1, "burst_capacity": 1}}`, "server_config", "requests_per_second"},
+		{`{"global_config": {"min_delay": "soon"}}`, "global_config", "min_delay"},
+		{`{"global_config": {"min_delay": "1s", "min_delay": "2s"}}`, "global_config", "min_delay"},
+		{`{"domains": {"*example.com": {"min_delay": "1s"}}}`, "*example.com", "domains"},
+		{`{"domains": {"*.": {"min_delay": "1s"}}}`, "*.", "domains"},
+		{`{"domains": {"*.*.example.com": {"min_delay": "1s"}}}`, "*.*.example.com", "domains"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := config.Parse([]byte(tt.in))
+			var fe *config.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tt.domain, fe.Domain)
+			assert.Equal(t, tt.field, fe.Field)
+		})
+	}
+}

@@ -1,0 +1,97 @@
+// Package pattern reads the domain patterns of a configuration,
+// "*.example.com", and finds the entry that applies to a key.
+package pattern
+
+import (
+	"errors"
+	"strings"
+)
+
+// prefix starts a name that is a pattern.
+const prefix = "*."
+
+// Check reports what is wrong with a configured domain name: it must not
+// be empty, and a name that starts with "*" must be a pattern, "*." and a
+// name with no other "*".
+func Check(name string) error {
+	switch {
+	case name == "":
+		return errors.New("domain name is empty")
+	case !strings.HasPrefix(name, "*"):
+		return nil
+	}
+	if _, ok := Parent(name); !ok {
+		return errors.New(`a pattern is "*." and a name, such as "*.example.com"`)
+	}
+	return nil
+}
+
+// Parent returns the name under which the pattern name gives its limit
+// ("example.com" for "*.example.com"), and false if name is no pattern.
+func Parent(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || rest == "" || strings.Contains(rest, "*") || strings.HasPrefix(rest, ".") {
+		return "", false
+	}
+	return rest, true
+}
+
+// Of returns the pattern that names every key under parent.
+func Of(parent string) string { return prefix + parent }
+
+// Table holds values for exact keys and for patterns. The zero Table is
+// empty; a Table is not changed after it is filled, and may then be read
+// concurrently.
+type Table[V any] struct {
+	exact map[string]V
+	under map[string]V // a pattern's value by its parent name
+}
+
+// Set gives v to name, a key or a pattern.
+func (t *Table[V]) Set(name string, v V) {
+	m := &t.exact
+	if parent, ok := Parent(name); ok {
+		name, m = parent, &t.under
+	}
+	if *m == nil {
+		*m = make(map[string]V)
+	}
+	(*m)[name] = v
+}
+
+// Lookup returns key's value: its own, else that of the most specific
+// pattern it falls under (the one with the longest parent), else false.
+func (t *Table[V]) Lookup(key string) (V, bool) {
+	if v, ok := t.exact[key]; ok {
+		return v, true
+	}
+	if len(t.under) > 0 {
+		for i := strings.IndexByte(key, '.'); i >= 0; {
+			if v, ok := t.under[key[i+1:]]; ok {
+				return v, true
+			}
+			next := strings.IndexByte(key[i+1:], '.')
+			if next < 0 {
+				break
+			}
+			i += 1 + next
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+// Range calls f for every name and its value, patterns written "*.name",
+// until f returns false.
+func (t *Table[V]) Range(f func(name string, v V) bool) {
+	for name, v := range t.exact {
+		if !f(name, v) {
+			return
+		}
+	}
+	for parent, v := range t.under {
+		if !f(prefix+parent, v) {
+			return
+		}
+	}
+}
