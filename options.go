@@ -1,9 +1,11 @@
 package polite
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -29,6 +31,9 @@ type options struct {
 	loopbackExempt bool
 	logger         *slog.Logger
 	robots         robotsOptions
+	serverLimit    *config.Limit
+	globalLimit    *config.Limit
+	lookup         func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // domainEntry is one domain's limit as an option gave it. It replaces the
@@ -113,7 +118,8 @@ func WithDomain(domain string, l config.Limit) Option {
 }
 
 // WithConfig sets the default and the domains' limits from f, as config.Load
-// and config.Parse return it. Later options override it, domain by domain.
+// and config.Parse return it, and the server's and the global limits where
+// f sets them. Later options override it, domain by domain.
 // Two of its domains that name the same one (example.com and Example.COM)
 // are an error. A nil f changes nothing.
 func WithConfig(f *config.File) Option {
@@ -122,6 +128,12 @@ func WithConfig(f *config.File) Option {
 			return
 		}
 		o.defaultLimit = f.Default
+		if f.Server != nil {
+			o.serverLimit = f.Server
+		}
+		if f.Global != nil {
+			o.globalLimit = f.Global
+		}
 		o.domainOptions++
 		for _, domain := range slices.Sorted(maps.Keys(f.Domains)) {
 			o.domains = append(o.domains, domainEntry{domain, f.Domains[domain], o.domainOptions})

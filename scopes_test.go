@@ -2,16 +2,23 @@ package polite_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
-	"strings"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/config"
 )
 
 // hostServer is a test server that answers for any host name and notes
@@ -111,7 +118,73 @@ func repeat(n int, urls ...string) []string {
 	return out
 }
 
-func hostOf(rawURL string) string {
-	u, _ := url.Parse(rawURL)
-	return strings.ToLower(u.Hostname())
+// loopback is a lookup that resolves every name to 127.0.0.1.
+func loopback(context.Context, string) ([]netip.Addr, error) {
+	return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+// TestServerLimitPacesDomainsOnOneServerTogether checks from the server's
+// side that two domains that resolve to one address keep the server's gap
+// between all their requests, while each domain alone would go at once.
+func TestServerLimitPacesDomainsOnOneServerTogether(t *testing.T) {
+	const gap = 200 * time.Millisecond
+	s := newHostServer(t)
+	tr := newTransport(t, s.base(), polite.WithDefault(fastLimit), polite.WithLookup(loopback),
+		polite.WithServerLimit(config.Limit{MinDelay: gap}))
+	fetchAll(t, &http.Client{Transport: tr}, repeat(3, s.url("a.test", "/"), s.url("b.test", "/")))
+	all := s.at("")
+	require.Len(t, all, 6)
+	assert.GreaterOrEqual(t, minGap(all), gap-5*time.Millisecond, "both domains share the server's gap")
+	for _, d := range []string{"a.test", "b.test"} {
+		st, ok := tr.Stats(d)
+		require.True(t, ok)
+		assert.EqualValues(t, 3, st.TotalRequests)
+	}
+}
+
+// TestServerLimitLookupFailureGoesToTheBase checks that a request whose
+// host does not resolve is sent to the base, unpaced by any server, and
+// fails there as net/http's would.
+func TestServerLimitLookupFailureGoesToTheBase(t *testing.T) {
+	errDNS := &net.DNSError{Err: "no such host", Name: "nowhere.test", IsNotFound: true}
+	var sent atomic.Int64
+	base := baseFunc(func(*http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return nil, errDNS
+	})
+	tr := newTransport(t, base, polite.WithDefault(fastLimit),
+		polite.WithLookup(func(context.Context, string) ([]netip.Addr, error) { return nil, errDNS }),
+		polite.WithServerLimit(everyHour), polite.WithMaxWait(time.Minute))
+	for range 2 {
+		_, err := tr.RoundTrip(get(t, context.Background(), "http://nowhere.test/"))
+		assert.ErrorIs(t, err, errDNS)
+	}
+	assert.EqualValues(t, 2, sent.Load(), "both went to the base: no server paced them")
+}
+
+// TestGlobalLimitNeverExceeded sends requests to 50 domains, whose own
+// limits allow far more, under a global 20 a second (burst 1), and counts
+// at the server the arrivals in every window of one second: never more
+// than 20 plus one for the window's edge.
+func TestGlobalLimitNeverExceeded(t *testing.T) {
+	const rate, domains, perDomain = 20, 50, 2
+	s := newHostServer(t)
+	tr := newTransport(t, s.base(), polite.WithDefault(fastLimit), polite.WithKeyFunc(polite.HostKey),
+		polite.WithGlobalLimit(config.Limit{RequestsPerSecond: rate, Burst: 1}))
+	var urls []string
+	for i := range domains {
+		urls = append(urls, s.url(fmt.Sprintf("d%d.test", i), "/"))
+	}
+	start := time.Now()
+	fetchAll(t, &http.Client{Transport: tr}, repeat(perDomain, urls...))
+	all := s.at("")
+	require.Len(t, all, domains*perDomain)
+	slices.SortFunc(all, time.Time.Compare)
+	for i := range all {
+		j := i
+		for j < len(all) && all[j].Sub(all[i]) < time.Second {
+			j++
+		}
+		require.LessOrEqual(t, j-i, rate+1, "arrivals in the second from %v", all[i].Sub(start))
+	}
 }

@@ -62,6 +62,7 @@ type Transport struct {
 
 	maxPause time.Duration
 	robots   *robotsCache // nil unless WithRobots
+	scopes   *scopes
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -88,6 +89,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	scopes, err := newScopes(&o)
+	if err != nil {
+		return nil, err
+	}
 	t := &Transport{
 		base:           base,
 		keyFunc:        o.keyFunc,
@@ -102,6 +107,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxPause: o.maxPause,
 	}
 	t.robots = newRobotsCache(t, o.robots)
+	t.scopes = scopes
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
 	if o.byHost {
@@ -132,31 +138,43 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.pace(t.base, req, d, tk)
 }
 
-// pace sends req, which holds d, in its turn: it takes a concurrency slot,
-// waits for the turn, sends the request through base, tells the limiter
+// pace sends req, which holds d, in its turn: it claims the scopes it
+// passes besides its domain, takes a concurrency slot in each, waits for
+// its turn in each, sends the request through base, tells the limiter
 // what the response says, and tracks the response's body, so that the
 // request's flight ends when the body is closed.
 func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
 	ctx := req.Context()
+	var held claims
+	if t.scopes.any() && !t.exempt(d) {
+		held = t.scopes.acquire(req)
+	}
 	if err := t.takeSlot(ctx, d); err != nil {
+		held.release()
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, false, err)
 	}
-	sent, waited, degraded, err := t.wait(ctx, d)
+	if err := held.takeSlots(ctx); err != nil {
+		held.release()
+		d.stats.Canceled()
+		return nil, refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err})
+	}
+	w, err := t.wait(ctx, d, held)
 	if err != nil {
+		held.end()
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	d.used(sent)
-	d.stats.Sent(sent, waited, degraded)
+	d.used(w.sent)
+	d.stats.Sent(w.sent, w.wait, w.degraded)
 	d.stats.InFlight(1)
-	resp, err := t.send(base, req, d, tk)
+	resp, err := t.send(base, req, d, tk, held)
 	if err != nil {
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
-	t.learn(ctx, d, resp, sent)
-	resp.Body = track(d, tk, resp.Body)
+	t.learn(ctx, d, resp, w.sent)
+	resp.Body = track(d, tk, held, resp.Body)
 	return resp, nil
 }
 
@@ -180,12 +198,13 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 // send sends the request, which holds d, through base. If base fails, or
 // panics, the request's flight ends there: its slot and its claim on d are
 // given back before the error returns or the panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (resp *http.Response, err error) {
+func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, held claims) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
 			d.stats.Failed()
 			d.finish()
+			held.end()
 			tk.Done()
 		}
 	}()
@@ -241,31 +260,72 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	}
 }
 
-// wait waits for the turn of a request to d. It returns when the request
-// goes, how long it waited, and whether a fallback made its turn because
-// the limiter's store did not answer.
-func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited time.Duration, degraded bool, err error) {
+// wait waits for the turn of a request to d in its domain and in the
+// scopes it holds.
+func (t *Transport) wait(ctx context.Context, d *domain, held claims) (waited, error) {
+	if len(held) > 0 {
+		return t.waitScopes(ctx, d, held)
+	}
 	if d.unpaced {
-		return t.clock.now(), 0, false, nil
+		return waited{sent: t.clock.now()}, nil
 	}
 	r := d.request()
 	r.MaxWait = t.maxWait
 	res, err := limiter.Wait(ctx, t.limiter, r)
 	if err == nil {
-		if res.Wait > 0 && t.logger.Enabled(ctx, slog.LevelDebug) {
-			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
+		w := waited{sent: res.Start, wait: res.Wait, degraded: res.Degraded}
+		if res.Wait > 0 {
+			w.scope, w.reason = scopeDomain, res.Reason
+			t.logWait(ctx, d, w)
 		}
-		if sent = res.Start; sent.IsZero() {
-			sent = t.clock.now()
+		if w.sent.IsZero() {
+			w.sent = t.clock.now()
 		}
-		return sent, res.Wait, res.Degraded, nil
+		return w, nil
 	}
+	return waited{}, t.waitError(d, res.Wait, err)
+}
+
+// waitScopes is wait for a request that passes scopes besides its domain.
+func (t *Transport) waitScopes(ctx context.Context, d *domain, held claims) (waited, error) {
+	turns := make([]scopeTurn, 0, 1+len(held))
+	if !d.unpaced {
+		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request()})
+	}
+	for _, h := range held {
+		turns = append(turns, scopeTurn{scope: h.s.name, req: limiter.Request{Key: h.s.key, Rule: &h.p.rule}})
+	}
+	w, err := t.waitTurns(ctx, turns)
+	if err != nil {
+		var late *turnError
+		wait := time.Duration(0)
+		if errors.As(err, &late) {
+			wait = late.wait
+		}
+		return w, t.waitError(d, wait, err)
+	}
+	if w.wait > 0 {
+		t.logWait(ctx, d, w)
+	}
+	return w, nil
+}
+
+// logWait logs, at Debug, that a request to d waited.
+func (t *Transport) logWait(ctx context.Context, d *domain, w waited) {
+	if t.logger.Enabled(ctx, slog.LevelDebug) {
+		t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", w.wait, "scope", w.scope, "rule", w.reason)
+	}
+}
+
+// waitError is the error of a failed wait for a request to d, whose turn
+// would have come after wait.
+func (t *Transport) waitError(d *domain, wait time.Duration, err error) error {
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(wait), Err: cause}
 		}
 	}
-	return time.Time{}, 0, false, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
+	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
 // refuse ends a request that will not be sent: it gives back its slot

@@ -1,0 +1,232 @@
+package polite
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/resolve"
+	"github.com/polite-go/polite/limiter"
+)
+
+// WithServerLimit paces every request also by the server it goes to, so
+// that the domains one server hosts share l, as Nutch's byIP queues and
+// Scrapy's CONCURRENT_REQUESTS_PER_IP do: a server is its IPv4 address,
+// or the /64 of its IPv6 address, the first one its host resolves to
+// (through WithLookup). A request whose host does not resolve is sent to
+// the base unpaced by any server, and fails there as net/http would.
+// Every rule of l applies, max_concurrent in this process.
+//
+// Do not use it when requests go through a proxy, which reaches the
+// servers for you, nor for sites behind a CDN, whose many sites share
+// addresses that do not stand for one server.
+func WithServerLimit(l config.Limit) Option {
+	return func(o *options) { o.serverLimit = &l }
+}
+
+// WithGlobalLimit paces every request also by one key that all domains
+// share, as Scrapy's CONCURRENT_REQUESTS caps a whole crawl, or a proxy's
+// or an uplink's limit would: every rule of l applies, max_concurrent in
+// this process.
+func WithGlobalLimit(l config.Limit) Option {
+	return func(o *options) { o.globalLimit = &l }
+}
+
+// WithLookup sets how WithServerLimit finds the addresses of a host;
+// net.DefaultResolver's LookupNetIP by default. A host's server is
+// remembered for a minute after its lookup, for at most WithMaxDomains
+// hosts; a failed lookup is not remembered.
+func WithLookup(lookup func(ctx context.Context, host string) ([]netip.Addr, error)) Option {
+	return func(o *options) { o.lookup = lookup }
+}
+
+// serverTTL is how long a host's server is remembered, which WithLookup's
+// doc states.
+const serverTTL = time.Minute
+
+// The scopes a request passes besides its domain, as stats and logs name
+// them, and the limiter keys of the global scope and of the servers.
+// DomainKey and HostKey never make such a key: a host name has no
+// parentheses, and no colon unless it is an IPv6 address.
+const (
+	scopeDomain = "domain"
+	scopeServer = "server"
+	scopeGlobal = "global"
+
+	globalKey    = "(global)"
+	serverPrefix = "ip:"
+)
+
+// pace is what paces one scope's key: its limit as the limiter reads it,
+// and its places under MaxConcurrent (nil without a cap). A request keeps
+// the pace it started under until its flight ends.
+type pace struct {
+	limit *config.Limit
+	rule  limiter.Rule
+	slots chan struct{}
+}
+
+func newPace(l *config.Limit, maxPause time.Duration) *pace {
+	p := &pace{limit: l, rule: limiter.RuleOf(*l)}
+	p.rule.MaxPause = maxPause
+	if l.MaxConcurrent > 0 {
+		p.slots = make(chan struct{}, l.MaxConcurrent)
+	}
+	return p
+}
+
+// scope is a key that requests of many domains share: one server, or all.
+type scope struct {
+	name string // scopeServer or scopeGlobal
+	key  string
+	pace atomic.Pointer[pace]
+	held atomic.Int64 // requests between acquiring and releasing it
+}
+
+func newScope(name, key string, p *pace) *scope {
+	s := &scope{name: name, key: key}
+	s.pace.Store(p)
+	return s
+}
+
+// hold is a request's claim on a scope, under the pace it started with.
+type hold struct {
+	s *scope
+	p *pace
+}
+
+// scopes holds the server and global scopes of a Transport.
+type scopes struct {
+	server   atomic.Pointer[pace] // the servers' limit; nil: no server scope
+	global   atomic.Pointer[scope]
+	maxPause time.Duration
+	resolver *resolve.Cache
+
+	mu      sync.Mutex
+	servers map[string]*scope
+	max     int
+}
+
+// newScopes returns the scopes o sets; an invalid limit is a
+// *config.FieldError naming "server_config" or "global_config".
+func newScopes(o *options) (*scopes, error) {
+	for _, l := range []struct {
+		name  string
+		limit *config.Limit
+	}{{"server_config", o.serverLimit}, {"global_config", o.globalLimit}} {
+		if l.limit != nil {
+			if err := l.limit.Validate(l.name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	sc := &scopes{maxPause: o.maxPause, max: o.maxDomains, servers: make(map[string]*scope)}
+	if o.serverLimit != nil {
+		sc.server.Store(newPace(o.serverLimit, o.maxPause))
+	}
+	if o.globalLimit != nil {
+		sc.global.Store(newScope(scopeGlobal, globalKey, newPace(o.globalLimit, o.maxPause)))
+	}
+	lookup := o.lookup
+	if lookup == nil {
+		lookup = resolve.Lookup
+	}
+	sc.resolver = resolve.New(lookup, serverTTL, o.maxDomains)
+	return sc, nil
+}
+
+// any reports whether requests pass any scope besides their domain.
+func (sc *scopes) any() bool { return sc.server.Load() != nil || sc.global.Load() != nil }
+
+// acquire returns the scopes req passes besides its domain, each claimed
+// for it: its server's, unless its host does not resolve, and the global
+// one. The caller releases them.
+func (sc *scopes) acquire(req *http.Request) claims {
+	var held claims
+	if p := sc.server.Load(); p != nil && req.URL != nil && req.URL.Host != "" {
+		if server, err := sc.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
+			held = append(held, sc.acquireServer(serverPrefix+server, p))
+		}
+	}
+	if g := sc.global.Load(); g != nil {
+		g.held.Add(1)
+		held = append(held, hold{g, g.pace.Load()})
+	}
+	return held
+}
+
+// acquireServer returns the server scope of key, claimed, made under p if
+// new. When the table is full, it first forgets every server no request
+// holds; their pace stays in the limiter.
+func (sc *scopes) acquireServer(key string, p *pace) hold {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	s, ok := sc.servers[key]
+	if !ok {
+		if len(sc.servers) >= sc.max {
+			for k, old := range sc.servers {
+				if old.held.Load() == 0 {
+					delete(sc.servers, k)
+				}
+			}
+		}
+		s = newScope(scopeServer, key, p)
+		sc.servers[key] = s
+	}
+	s.held.Add(1)
+	return hold{s, s.pace.Load()}
+}
+
+// claims are a request's claims on the scopes it passes besides its
+// domain, in order: its server's, then the global one.
+type claims []hold
+
+// takeSlots takes a place under each scope's MaxConcurrent, in order. If
+// ctx ends first, it gives back those it took.
+func (c claims) takeSlots(ctx context.Context) error {
+	for i, h := range c {
+		if h.p.slots == nil {
+			continue
+		}
+		select {
+		case h.p.slots <- struct{}{}:
+			continue
+		case <-ctx.Done():
+		}
+		c[:i].giveSlots()
+		return ctx.Err()
+	}
+	return nil
+}
+
+// giveSlots gives back the places takeSlots took.
+func (c claims) giveSlots() {
+	for _, h := range c {
+		if h.p.slots != nil {
+			<-h.p.slots
+		}
+	}
+}
+
+// release ends the claims.
+func (c claims) release() {
+	for _, h := range c {
+		h.s.held.Add(-1)
+	}
+}
+
+// end ends the flight of a request that took its slots.
+func (c claims) end() {
+	c.giveSlots()
+	c.release()
+}
+
+// exempt reports whether requests to d pass no scope: they have no host,
+// or go to a loopback host that WithLoopbackExempt exempts.
+func (t *Transport) exempt(d *domain) bool {
+	return d.key == noHostKey || (t.loopbackExempt && isLoopback(d.key))
+}

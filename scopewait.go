@@ -1,0 +1,192 @@
+package polite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+// scopeTurn is a request's turn, or its want of one, in one scope.
+type scopeTurn struct {
+	scope   string // scopeDomain, scopeServer or scopeGlobal
+	req     limiter.Request
+	res     limiter.Reservation
+	held    bool      // res holds a turn
+	due     time.Time // when res's turn comes
+	confirm bool      // res's turn was to come later than it was claimed: Confirm it when it does
+}
+
+// turnSlack is how far apart two scopes' turns may be and still be taken
+// as one: a request holds a turn in one scope at most that long while it
+// waits for another.
+const turnSlack = time.Millisecond
+
+// waited is how a request's wait through its scopes went.
+type waited struct {
+	sent     time.Time
+	wait     time.Duration
+	scope    string         // the scope whose turn came last; empty if none made it wait
+	reason   limiter.Reason // the rule that made it wait there
+	degraded bool
+}
+
+// waitTurns waits for a request's turn in every scope of turns, as
+// limiter.Wait does for one: it fails at once, claiming nothing, when a
+// turn would come after ctx's deadline or WithMaxWait, and gives back
+// every turn it holds when ctx ends. It holds a turn in one scope while it
+// waits for another only as long as that one's rules require: it claims a
+// turn in each scope, gives back those that come more than turnSlack
+// before the latest, waits for the latest, and claims the others again.
+func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited, err error) {
+	if err := ctx.Err(); err != nil {
+		return w, err
+	}
+	start := time.Now()
+	cause, maxWait := limiter.ErrWaitTooLong, t.maxWait
+	if deadline, ok := ctx.Deadline(); ok {
+		if left := time.Until(deadline); maxWait == 0 || left < maxWait {
+			maxWait, cause = max(left, 1), context.DeadlineExceeded
+		}
+	}
+	defer func() {
+		if err != nil {
+			giveBackTurns(ctx, turns)
+		}
+	}()
+	var timer *time.Timer
+	slept := false
+	for {
+		now := time.Now()
+		for i := range turns {
+			if turns[i].held {
+				continue
+			}
+			if err := t.claimTurn(ctx, &turns[i], now, start, maxWait, cause); err != nil {
+				return w, err
+			}
+		}
+		last := latestTurn(turns)
+		gaveBack := false
+		for i := range turns {
+			if i != last && turns[last].due.Sub(later(turns[i].due, now)) > turnSlack {
+				if err := turns[i].res.Cancel(context.WithoutCancel(ctx)); err != nil {
+					return w, err
+				}
+				turns[i].held = false
+				gaveBack = true
+			}
+		}
+		if d := time.Until(turns[last].due); d > 0 {
+			if timer == nil {
+				timer = time.NewTimer(d)
+				defer timer.Stop()
+			} else {
+				timer.Reset(d)
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return w, ctx.Err()
+			}
+			slept = true
+		}
+		if gaveBack {
+			continue
+		}
+		moved, err := confirmTurns(ctx, turns)
+		if err != nil {
+			return w, err
+		}
+		if moved {
+			continue
+		}
+		w.sent = time.Now()
+		if slept {
+			w.wait = w.sent.Sub(start)
+			w.scope, w.reason = turns[last].scope, turns[last].res.Reason
+		}
+		for i := range turns {
+			w.degraded = w.degraded || turns[i].res.Degraded
+		}
+		return w, nil
+	}
+}
+
+// claimTurn claims tu's turn at now, within what is left of maxWait
+// since start.
+func (t *Transport) claimTurn(ctx context.Context, tu *scopeTurn, now, start time.Time, maxWait time.Duration, cause error) error {
+	r := tu.req
+	if maxWait > 0 {
+		r.MaxWait = max(maxWait-now.Sub(start), 1)
+	}
+	res, err := t.limiter.Reserve(ctx, r)
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return &turnError{wait: now.Sub(start) + res.Wait, err: fmt.Errorf("limiter: %s: turn in %v: %w", r.Key, res.Wait, cause)}
+	}
+	tu.res, tu.held, tu.due, tu.confirm = res, true, now.Add(res.Wait), res.Wait > 0
+	return nil
+}
+
+// confirmTurns confirms the turns that were to come later than they were
+// claimed, now that they have come, and reports whether any moved.
+func confirmTurns(ctx context.Context, turns []scopeTurn) (moved bool, err error) {
+	for i := range turns {
+		tu := &turns[i]
+		if !tu.confirm {
+			continue
+		}
+		now := time.Now()
+		more, err := tu.res.Confirm(ctx)
+		if err != nil {
+			return false, err
+		}
+		if more > 0 {
+			tu.due, moved = now.Add(more), true
+			continue
+		}
+		tu.confirm = false
+	}
+	return moved, nil
+}
+
+// latestTurn returns the index of the turn that comes last.
+func latestTurn(turns []scopeTurn) int {
+	last := 0
+	for i := range turns {
+		if turns[i].due.After(turns[last].due) {
+			last = i
+		}
+	}
+	return last
+}
+
+// giveBackTurns gives back every turn held.
+func giveBackTurns(ctx context.Context, turns []scopeTurn) {
+	for i := range turns {
+		if turns[i].held {
+			turns[i].res.Cancel(context.WithoutCancel(ctx)) //nolint:errcheck // the request fails anyway
+			turns[i].held = false
+		}
+	}
+}
+
+// turnError is a turn that would come too late: after wait.
+type turnError struct {
+	wait time.Duration
+	err  error
+}
+
+func (e *turnError) Error() string { return e.err.Error() }
+func (e *turnError) Unwrap() error { return e.err }
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
