@@ -188,3 +188,61 @@ func TestGlobalLimitNeverExceeded(t *testing.T) {
 		require.LessOrEqual(t, j-i, rate+1, "arrivals in the second from %v", all[i].Sub(start))
 	}
 }
+
+// TestScopesHoldNoTurnWhileWaitingForAnother checks that a request waiting
+// for its domain's turn does not hold a global turn meanwhile: a request
+// to another domain takes the next global turn, at 0.5 s, not the one
+// after it, at 1 s.
+func TestScopesHoldNoTurnWhileWaitingForAnother(t *testing.T) {
+	s := newHostServer(t)
+	tr := newTransport(t, s.base(), polite.WithKeyFunc(polite.HostKey),
+		polite.WithDefault(fastLimit),
+		polite.WithDomain("slow.test", config.Limit{MinDelay: 2 * time.Second}),
+		polite.WithGlobalLimit(config.Limit{RequestsPerSecond: 2, Burst: 1}))
+	client := &http.Client{Transport: tr}
+	start := time.Now()
+	fetchAll(t, client, []string{s.url("slow.test", "/")})
+	var wg sync.WaitGroup
+	wg.Go(func() { fetchAll(t, client, []string{s.url("slow.test", "/")}) })
+	time.Sleep(100 * time.Millisecond) // the slow domain's second request is waiting
+	fetchAll(t, client, []string{s.url("other.test", "/")})
+	wg.Wait()
+	other := s.at("other.test")
+	require.Len(t, other, 1)
+	assert.Less(t, other[0].Sub(start), 900*time.Millisecond, "the next global turn was free for it")
+	slow := s.at("slow.test")
+	require.Len(t, slow, 2)
+	assert.GreaterOrEqual(t, slow[1].Sub(slow[0]), 2*time.Second-5*time.Millisecond, "the slow domain kept its gap")
+}
+
+// TestScopesCancelledWaitGivesEveryTurnBack checks that a request whose
+// context ends while it waits gives back its turns in every scope: the
+// next request goes at the turn it gave back.
+func TestScopesCancelledWaitGivesEveryTurnBack(t *testing.T) {
+	s := newHostServer(t)
+	tr := newTransport(t, s.base(), polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit),
+		polite.WithLookup(loopback),
+		polite.WithServerLimit(config.Limit{RequestsPerSecond: 1, Burst: 1}),
+		polite.WithGlobalLimit(config.Limit{RequestsPerSecond: 1, Burst: 1}))
+	client := &http.Client{Transport: tr}
+	start := time.Now()
+	fetchAll(t, client, []string{s.url("a.test", "/")})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	time.AfterFunc(300*time.Millisecond, cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url("b.test", "/"), nil)
+	require.NoError(t, err)
+	_, err = client.Do(req)
+	var we *polite.WaitError
+	require.ErrorAs(t, err, &we)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	fetchAll(t, client, []string{s.url("c.test", "/")})
+	c := s.at("c.test")
+	require.Len(t, c, 1)
+	assert.Less(t, c[0].Sub(start), 1700*time.Millisecond, "it took the turn at 1 s that the cancelled request gave back, not the one at 2 s")
+	assert.Empty(t, s.at("b.test"))
+	st, ok := tr.Stats("b.test")
+	require.True(t, ok)
+	assert.EqualValues(t, 1, st.CanceledRequests)
+}
