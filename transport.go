@@ -167,6 +167,12 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	}
 	d.used(w.sent)
 	d.stats.Sent(w.sent, w.wait, w.degraded)
+	switch w.scope {
+	case scopeServer:
+		d.stats.ServerDelayed(w.wait)
+	case scopeGlobal:
+		d.stats.GlobalDelayed(w.wait)
+	}
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk, held)
 	if err != nil {

@@ -33,6 +33,8 @@ const otherDomain = "other"
 //
 //	polite_requests_total                   counter  requests sent (stats TotalRequests)
 //	polite_requests_delayed_total           counter  requests that waited more than 10ms
+//	polite_requests_delayed_by_scope_total{scope}  counter  of those, the ones whose last turn was
+//	                                        their server's (scope="server") or the global one ("global")
 //	polite_requests_canceled_total          counter  requests whose wait failed, not sent
 //	polite_requests_failed_total            counter  sent requests whose round trip failed
 //	polite_requests_disallowed_total        counter  requests robots.txt forbade, not sent
@@ -47,7 +49,7 @@ const otherDomain = "other"
 //
 // Cardinality: a domain has series only while the Transport tracks it, so
 // there are at most the Transport's polite.WithMaxDomains (10,000 by
-// default) times 17 series, however many domains a crawl meets. A domain
+// default) times 19 series, however many domains a crawl meets. A domain
 // the Transport forgets loses its series, and its counters restart from 0
 // if it comes back, as a restarted process's would.
 //
@@ -81,6 +83,7 @@ type collector struct {
 // counts are the counters of one domain, or of several summed.
 type counts struct {
 	total, delayed, canceled, failed int64
+	serverDelayed, globalDelayed     int64
 	disallowed                       int64
 	throttled, degraded              int64
 	wait, paused                     time.Duration
@@ -90,6 +93,7 @@ type counts struct {
 func countsOf(s stats.Snapshot) counts {
 	return counts{
 		total: s.TotalRequests, delayed: s.DelayedRequests, canceled: s.CanceledRequests,
+		serverDelayed: s.ServerDelayedRequests, globalDelayed: s.GlobalDelayedRequests,
 		failed: s.FailedRequests, disallowed: s.DisallowedRequests,
 		throttled: s.ThrottledResponses, degraded: s.DegradedRequests,
 		wait: s.TotalWaitTime, paused: s.PausedTime, responses: s.Responses,
@@ -99,6 +103,8 @@ func countsOf(s stats.Snapshot) counts {
 func (a *counts) add(b counts) {
 	a.total += b.total
 	a.delayed += b.delayed
+	a.serverDelayed += b.serverDelayed
+	a.globalDelayed += b.globalDelayed
 	a.canceled += b.canceled
 	a.failed += b.failed
 	a.disallowed += b.disallowed
@@ -122,6 +128,7 @@ var (
 
 	requestsDesc  = prometheus.NewDesc("polite_requests_total", "Requests sent through the polite Transport.", domainLabel, nil)
 	delayedDesc   = prometheus.NewDesc("polite_requests_delayed_total", "Requests that waited more than 10ms for their turn.", domainLabel, nil)
+	byScopeDesc   = prometheus.NewDesc("polite_requests_delayed_by_scope_total", "Delayed requests whose last turn was their server's or the global one.", []string{"domain", "scope"}, nil)
 	canceledDesc  = prometheus.NewDesc("polite_requests_canceled_total", "Requests whose wait failed (cancelled, deadline, too long); never sent.", domainLabel, nil)
 	failedDesc    = prometheus.NewDesc("polite_requests_failed_total", "Sent requests whose round trip returned an error.", domainLabel, nil)
 	disallowDesc  = prometheus.NewDesc("polite_requests_disallowed_total", "Requests robots.txt forbade; never sent.", domainLabel, nil)
@@ -137,7 +144,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{requestsDesc, delayedDesc, canceledDesc, failedDesc, disallowDesc, waitDesc,
+	for _, d := range []*prometheus.Desc{requestsDesc, delayedDesc, byScopeDesc, canceledDesc, failedDesc, disallowDesc, waitDesc,
 		responsesDesc, throttledDesc, degradedDesc, pausedSecDesc, inFlightDesc, pausedDesc, domainsDesc} {
 		ch <- d
 	}
@@ -247,6 +254,8 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 	}
 	counter(requestsDesc, float64(s.total))
 	counter(delayedDesc, float64(s.delayed))
+	counter(byScopeDesc, float64(s.serverDelayed), "server")
+	counter(byScopeDesc, float64(s.globalDelayed), "global")
 	counter(canceledDesc, float64(s.canceled))
 	counter(failedDesc, float64(s.failed))
 	counter(disallowDesc, float64(s.disallowed))

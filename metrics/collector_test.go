@@ -187,7 +187,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
-	assert.Equal(t, 1+2*17, testutil.CollectAndCount(c))
+	assert.Equal(t, 1+2*19, testutil.CollectAndCount(c))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "polite_requests_total"))
 }
 
@@ -326,4 +326,21 @@ func TestCollectorDocListsEverySeries(t *testing.T) {
 		exported[f.GetName()] = true
 	}
 	assert.Equal(t, exported, documented)
+}
+
+func TestCollectorNamesTheScopeThatMadeARequestWait(t *testing.T) {
+	tr, _ := newTransport(t, polite.WithGlobalLimit(config.Limit{MinDelay: 50 * time.Millisecond}))
+	c := metrics.NewCollector(tr, 0)
+	get(t, tr, "http://a.test/", false)
+	get(t, tr, "http://b.test/", false) // its domain is fast; the global gap holds it back
+	families := gather(t, c)
+	got, ok := value(families, "polite_requests_delayed_by_scope_total", map[string]string{"domain": "b.test", "scope": "global"})
+	require.True(t, ok)
+	assert.Equal(t, 1.0, got)
+	got, _ = value(families, "polite_requests_delayed_by_scope_total", map[string]string{"domain": "b.test", "scope": "server"})
+	assert.Equal(t, 0.0, got)
+	st, ok := tr.Stats("b.test")
+	require.True(t, ok)
+	assert.EqualValues(t, 1, st.DelayedRequests)
+	assert.EqualValues(t, 1, st.GlobalDelayedRequests)
 }

@@ -18,6 +18,12 @@ type Snapshot struct {
 	TotalRequests int64
 	// DelayedRequests counts requests that waited more than 10ms.
 	DelayedRequests int64
+	// ServerDelayedRequests and GlobalDelayedRequests count the delayed
+	// requests whose last turn to come was their server's
+	// (polite.WithServerLimit) or the global one (polite.WithGlobalLimit);
+	// the others waited for their domain's.
+	ServerDelayedRequests int64
+	GlobalDelayedRequests int64
 	// CanceledRequests counts requests whose wait failed: cancelled, past
 	// their deadline, or refused because the wait was too long.
 	CanceledRequests int64
@@ -60,6 +66,8 @@ type snapshotJSON struct {
 	Domain             string           `json:"domain"`
 	TotalRequests      int64            `json:"total_requests"`
 	DelayedRequests    int64            `json:"delayed_requests"`
+	ServerDelayed      int64            `json:"server_delayed_requests,omitempty"`
+	GlobalDelayed      int64            `json:"global_delayed_requests,omitempty"`
 	CanceledRequests   int64            `json:"canceled_requests"`
 	FailedRequests     int64            `json:"failed_requests"`
 	DisallowedRequests int64            `json:"disallowed_requests"`
@@ -91,6 +99,8 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		Domain:             s.Domain,
 		TotalRequests:      s.TotalRequests,
 		DelayedRequests:    s.DelayedRequests,
+		ServerDelayed:      s.ServerDelayedRequests,
+		GlobalDelayed:      s.GlobalDelayedRequests,
 		CanceledRequests:   s.CanceledRequests,
 		FailedRequests:     s.FailedRequests,
 		DisallowedRequests: s.DisallowedRequests,

@@ -20,6 +20,8 @@ type Recorder struct {
 	responses                            [6]atomic.Int64
 
 	delayed, canceled, failed atomic.Int64
+	serverDelayed             atomic.Int64
+	globalDelayed             atomic.Int64
 	disallowed                atomic.Int64
 	throttled, degraded       atomic.Int64
 	waitNanos, pausedNanos    atomic.Int64
@@ -38,6 +40,21 @@ func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 		r.degraded.Add(1)
 	}
 	r.lastRequestUnixNano.Store(now.UnixNano())
+}
+
+// ServerDelayed records that a request waited wait, last for its server's
+// turn; GlobalDelayed, last for the global turn. Call them besides Sent.
+func (r *Recorder) ServerDelayed(wait time.Duration) {
+	if wait > DelayThreshold {
+		r.serverDelayed.Add(1)
+	}
+}
+
+// GlobalDelayed: see ServerDelayed.
+func (r *Recorder) GlobalDelayed(wait time.Duration) {
+	if wait > DelayThreshold {
+		r.globalDelayed.Add(1)
+	}
 }
 
 // Canceled records a request whose wait failed.
@@ -71,17 +88,19 @@ func (r *Recorder) InFlight(delta int64) { r.inFlight.Add(delta) }
 // averages filled in. Pause and quota fields are left to the caller.
 func (r *Recorder) Snapshot(domain string) stats.Snapshot {
 	s := stats.Snapshot{
-		Domain:             domain,
-		TotalRequests:      r.total.Load(),
-		DelayedRequests:    r.delayed.Load(),
-		CanceledRequests:   r.canceled.Load(),
-		FailedRequests:     r.failed.Load(),
-		DisallowedRequests: r.disallowed.Load(),
-		TotalWaitTime:      time.Duration(r.waitNanos.Load()),
-		InFlight:           r.inFlight.Load(),
-		ThrottledResponses: r.throttled.Load(),
-		DegradedRequests:   r.degraded.Load(),
-		PausedTime:         time.Duration(r.pausedNanos.Load()),
+		Domain:                domain,
+		TotalRequests:         r.total.Load(),
+		DelayedRequests:       r.delayed.Load(),
+		ServerDelayedRequests: r.serverDelayed.Load(),
+		GlobalDelayedRequests: r.globalDelayed.Load(),
+		CanceledRequests:      r.canceled.Load(),
+		FailedRequests:        r.failed.Load(),
+		DisallowedRequests:    r.disallowed.Load(),
+		TotalWaitTime:         time.Duration(r.waitNanos.Load()),
+		InFlight:              r.inFlight.Load(),
+		ThrottledResponses:    r.throttled.Load(),
+		DegradedRequests:      r.degraded.Load(),
+		PausedTime:            time.Duration(r.pausedNanos.Load()),
 	}
 	for i := range r.responses {
 		s.Responses[i] = r.responses[i].Load()
