@@ -109,6 +109,32 @@ type scopes struct {
 	mu      sync.Mutex
 	servers map[string]*scope
 	max     int
+
+	// waiter is the scope that last made a request wait, whose turn a
+	// request claims first, so that it seldom claims turns it must give
+	// back.
+	waiter atomic.Pointer[string]
+}
+
+// order puts first the turn of the scope that last made a request wait.
+func (sc *scopes) order(turns []scopeTurn) {
+	w := sc.waiter.Load()
+	if w == nil {
+		return
+	}
+	for i := range turns {
+		if turns[i].scope == *w {
+			turns[0], turns[i] = turns[i], turns[0]
+			return
+		}
+	}
+}
+
+// waitedFor notes that scope made a request wait.
+func (sc *scopes) waitedFor(scope string) {
+	if w := sc.waiter.Load(); w == nil || *w != scope {
+		sc.waiter.Store(&scope)
+	}
 }
 
 // newScopes returns the scopes o sets; an invalid limit is a

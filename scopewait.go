@@ -36,9 +36,11 @@ type waited struct {
 // limiter.Wait does for one: it fails at once, claiming nothing, when a
 // turn would come after ctx's deadline or WithMaxWait, and gives back
 // every turn it holds when ctx ends. It holds a turn in one scope while it
-// waits for another only as long as that one's rules require: it claims a
-// turn in each scope, gives back those that come more than turnSlack
-// before the latest, waits for the latest, and claims the others again.
+// waits for another only as long as that one's rules require: it claims
+// the turns one by one, starting with the scope that last made a request
+// wait; when one comes later than turnSlack from now, it gives back those
+// it holds, waits for that one alone and confirms it, then claims the
+// others again.
 func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited, err error) {
 	if err := ctx.Err(); err != nil {
 		return w, err
@@ -52,9 +54,10 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 	}
 	defer func() {
 		if err != nil {
-			giveBackTurns(ctx, turns)
+			giveBackTurns(ctx, turns, -1)
 		}
 	}()
+	t.scopes.order(turns)
 	var timer *time.Timer
 	slept := false
 	for {
@@ -66,18 +69,15 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 			if err := t.claimTurn(ctx, &turns[i], now, start, maxWait, cause); err != nil {
 				return w, err
 			}
-		}
-		last := latestTurn(turns)
-		gaveBack := false
-		for i := range turns {
-			if i != last && turns[last].due.Sub(later(turns[i].due, now)) > turnSlack {
-				if err := turns[i].res.Cancel(context.WithoutCancel(ctx)); err != nil {
+			if turns[i].due.Sub(now) > turnSlack {
+				if err := giveBackTurns(ctx, turns, i); err != nil {
 					return w, err
 				}
-				turns[i].held = false
-				gaveBack = true
+				t.scopes.waitedFor(turns[i].scope)
+				break
 			}
 		}
+		last := latestTurn(turns)
 		if d := time.Until(turns[last].due); d > 0 {
 			if timer == nil {
 				timer = time.NewTimer(d)
@@ -92,14 +92,11 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 			}
 			slept = true
 		}
-		if gaveBack {
-			continue
-		}
 		moved, err := confirmTurns(ctx, turns)
 		if err != nil {
 			return w, err
 		}
-		if moved {
+		if moved || !allHeld(turns) {
 			continue
 		}
 		w.sent = time.Now()
@@ -112,6 +109,15 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 		}
 		return w, nil
 	}
+}
+
+func allHeld(turns []scopeTurn) bool {
+	for i := range turns {
+		if !turns[i].held {
+			return false
+		}
+	}
+	return true
 }
 
 // claimTurn claims tu's turn at now, within what is left of maxWait
@@ -165,14 +171,19 @@ func latestTurn(turns []scopeTurn) int {
 	return last
 }
 
-// giveBackTurns gives back every turn held.
-func giveBackTurns(ctx context.Context, turns []scopeTurn) {
+// giveBackTurns gives back every turn held but turns[keep] (none if keep
+// is -1).
+func giveBackTurns(ctx context.Context, turns []scopeTurn, keep int) error {
+	var first error
 	for i := range turns {
-		if turns[i].held {
-			turns[i].res.Cancel(context.WithoutCancel(ctx)) //nolint:errcheck // the request fails anyway
+		if i != keep && turns[i].held {
+			if err := turns[i].res.Cancel(context.WithoutCancel(ctx)); err != nil && first == nil {
+				first = err
+			}
 			turns[i].held = false
 		}
 	}
+	return first
 }
 
 // turnError is a turn that would come too late: after wait.
