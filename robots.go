@@ -56,14 +56,19 @@ type robotsOptions struct {
 	maxCrawlDelay time.Duration
 }
 
-func (o robotsOptions) check() error {
-	switch {
-	case o.on && strings.TrimSpace(o.agent) == "":
-		return errors.New("polite: WithRobots: the user-agent token is empty")
-	case o.maxCrawlDelay < 0:
+// check reports whether the options can be used, and puts agent in the
+// form it is matched in (see robotsAgent), taking it from userAgent if
+// need be.
+func (o *robotsOptions) check(userAgent string) error {
+	if o.maxCrawlDelay < 0 {
 		return fmt.Errorf("polite: WithMaxCrawlDelay: must not be negative, got %v", o.maxCrawlDelay)
 	}
-	return nil
+	if !o.on {
+		return nil
+	}
+	agent, err := robotsAgent(o.agent, userAgent)
+	o.agent = agent
+	return err
 }
 
 // robotsCache fetches, keeps and applies the robots.txt of each host
@@ -72,6 +77,7 @@ func (o robotsOptions) check() error {
 type robotsCache struct {
 	t             *Transport
 	agent         string
+	userAgent     string // sent with each fetch; if empty, that of the request that needs the file
 	ttl           time.Duration
 	timeout       time.Duration // robotsFetchTimeout
 	maxCrawlDelay time.Duration
@@ -111,13 +117,14 @@ func (r *robotsRules) allows(agent, uri string) bool {
 	return r.unreachable == "" && r.file.Allowed(agent, uri)
 }
 
-func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
+func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotsCache {
 	if !o.on {
 		return nil
 	}
 	return &robotsCache{
 		t:             t,
-		agent:         strings.TrimSpace(o.agent),
+		agent:         o.agent,
+		userAgent:     userAgent,
 		ttl:           robotsTTL,
 		timeout:       robotsFetchTimeout,
 		maxCrawlDelay: o.maxCrawlDelay,
@@ -180,7 +187,11 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 	if f == nil {
 		f = &robotsFetch{done: make(chan struct{})}
 		e.fetch = f
-		go c.run(f, e, key, req.URL.Scheme+"://"+req.URL.Host+"/robots.txt", req.Header.Get("User-Agent"))
+		userAgent := c.userAgent
+		if userAgent == "" {
+			userAgent = req.Header.Get("User-Agent")
+		}
+		go c.run(f, e, key, req.URL.Scheme+"://"+req.URL.Host+"/robots.txt", userAgent)
 	}
 	c.trimLocked(now)
 	c.mu.Unlock()

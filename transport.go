@@ -54,6 +54,7 @@ type Transport struct {
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
+	userAgent      string // sent with requests that carry none
 	clock          clock
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
@@ -94,13 +95,14 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxWait:        o.maxWait,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
+		userAgent:      o.userAgent,
 		clock:          newClock(),
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 
 		maxPause: o.maxPause,
 	}
-	t.robots = newRobotsCache(t, o.robots)
+	t.robots = newRobotsCache(t, o.robots, o.userAgent)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
 	if o.byHost {
@@ -113,6 +115,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = t.withUserAgent(req)
 	tk := ticket.From(req.Context())
 	d, err := t.acquire(req)
 	if err != nil {
