@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -61,7 +62,7 @@ type Transport struct {
 	domains        domainTable
 
 	maxPause time.Duration
-	robots   *robotsCache // nil unless WithRobots
+	robots   *robotscache.Cache // nil unless WithRobots
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -124,10 +125,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if t.robots != nil {
-		if err := t.robots.check(req.Context(), req, d); err != nil {
-			if errors.Is(err, ErrDisallowed) {
-				d.stats.Disallowed()
-			}
+		if err := t.checkRobots(req, d); err != nil {
 			return nil, refuse(req, d, tk, false, err)
 		}
 	}
