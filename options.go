@@ -192,16 +192,18 @@ func WithMaxPause(d time.Duration) Option {
 // the User-agent lines (by product token: letters, '-' and '_', so
 // "User-agent: MJ12bot" names MJ) and their reading by whole name
 // ("MJ12bot", "008") allow it, and the Crawl-delay is the longer of the
-// two readings'. An agent of letters, '-' and '_' alone (such as
-// "ExampleBot") is read the same way by both on most files. A Crawl-delay
-// belongs to the User-agent lines just above it; one before any
-// User-agent line applies to every crawler. The dot segments of a URL's
-// path ("/a/../b") are removed before matching. Each host's robots.txt
-// (per scheme, host and port) is fetched before the host's first request,
-// with WithUserAgent's string as its User-Agent (without it, that of the
-// request that needs the file), paced like any request to its domain and
-// counted in its stats; concurrent first requests share one fetch. It is
-// kept 24 hours, as RFC 9309 asks.
+// two readings'. An agent with other characters ("MJ12bot") is named by
+// no line in the RFC's reading, so the group of "*" applies to it too:
+// choose a product token of letters, '-' and '_', for which the readings
+// differ only on a line such as "User-agent: ExampleBot2" (ExampleBot in
+// the RFC's reading). A Crawl-delay belongs to the User-agent lines just
+// above it; one before any User-agent line applies to every crawler. The
+// dot segments of a URL's path ("/a/../b") are removed before matching.
+// Each host's robots.txt (per scheme, host and port) is fetched before
+// the host's first request, with WithUserAgent's string as its User-Agent
+// (without it, that of the request that needs the file), paced like any
+// request to its domain and counted in its stats; concurrent first
+// requests share one fetch. It is kept 24 hours, as RFC 9309 asks.
 //
 // A request to a path the file disallows fails with an error wrapping
 // ErrDisallowed and is never sent. A 4xx answer (but 429), or more than 5
@@ -222,9 +224,7 @@ func WithMaxPause(d time.Duration) Option {
 // parsed file holds), within 16 MiB in all: past that, expired files and
 // then the least recently used are forgotten, and fetched again when
 // needed. A check costs at worst the number of rules times the length of
-// the URL, never more: about a microsecond for a 100-byte URL against 50
-// wildcard rules, and about 0.3 ms for the worst 240-byte URL against 500
-// KiB of wildcard rules.
+// the URL, never more.
 func WithRobots(agent string) Option {
 	return func(o *options) { o.robots.on, o.robots.agent = true, agent }
 }
