@@ -237,7 +237,7 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
 	s := &robotsSender{base: c.Base, now: c.Now, left: c.timeout}
 	client := &http.Client{
-		Transport: c.Pace(s),
+		Transport: asking{s, c.Pace(s)},
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 			if len(via) > maxRobotsRedirects {
 				return http.ErrUseLastResponse
@@ -255,7 +255,7 @@ func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		switch {
-		case !s.sent():
+		case s.refused():
 			return nil, err
 		case s.timedOut():
 			return unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
@@ -299,9 +299,10 @@ type robotsSender struct {
 	base http.RoundTripper
 	now  func() time.Time
 
-	mu   sync.Mutex
-	left time.Duration
-	ctx  context.Context // the last request's; nil until one is sent
+	mu          sync.Mutex
+	left        time.Duration
+	ctx         context.Context // the last request's
+	asked, sent int             // the requests handed to the pacing, and those it sent
 }
 
 func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -309,6 +310,7 @@ func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Lock()
 	ctx, cancel := context.WithTimeout(req.Context(), s.left)
 	s.ctx = ctx
+	s.sent++
 	s.mu.Unlock()
 	end := func() {
 		s.mu.Lock()
@@ -325,11 +327,26 @@ func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// sent reports whether a request of the fetch reached the base transport.
-func (s *robotsSender) sent() bool {
+// refused reports whether the pacing refused to send the fetch's last
+// request (the file's, or a redirect's).
+func (s *robotsSender) refused() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ctx != nil
+	return s.asked > s.sent
+}
+
+// asking is the pacing of a robots.txt fetch: it counts the requests it
+// is handed in its sender.
+type asking struct {
+	s     *robotsSender
+	paced http.RoundTripper
+}
+
+func (a asking) RoundTrip(req *http.Request) (*http.Response, error) {
+	a.s.mu.Lock()
+	a.s.asked++
+	a.s.mu.Unlock()
+	return a.paced.RoundTrip(req)
 }
 
 // timedOut reports whether the fetch ran out of time.
