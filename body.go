@@ -14,13 +14,14 @@ type trackedBody struct {
 	io.ReadCloser
 	done atomic.Bool
 	d    *domain
+	p    *pace
 	held claims
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
 	if b.done.CompareAndSwap(false, true) {
-		b.d.finish()
+		b.d.finish(b.p)
 		b.held.end()
 	}
 	return err
@@ -51,18 +52,18 @@ func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p)
 // track wraps body so that closing it ends the flight of its request to
 // d, in the scopes it holds, and tk; a missing or empty body ends it at
 // once.
-func track(d *domain, tk *ticket.Ticket, held claims, body io.ReadCloser) io.ReadCloser {
+func track(d *domain, p *pace, tk *ticket.Ticket, held claims, body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
-		d.finish()
+		d.finish(p)
 		held.end()
 		tk.Done()
 		return body
 	}
 	var tracked io.ReadCloser
 	if tk == nil {
-		tracked = &trackedBody{ReadCloser: body, d: d, held: held}
+		tracked = &trackedBody{ReadCloser: body, d: d, p: p, held: held}
 	} else {
-		tracked = &ticketedBody{trackedBody: trackedBody{ReadCloser: body, d: d, held: held}, tk: tk}
+		tracked = &ticketedBody{trackedBody: trackedBody{ReadCloser: body, d: d, p: p, held: held}, tk: tk}
 	}
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tracked, w}

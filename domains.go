@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/readmap"
 	"github.com/polite-go/polite/internal/record"
 	"github.com/polite-go/polite/limiter"
@@ -28,16 +27,17 @@ type domain struct {
 	evicted   atomic.Bool
 	listening atomic.Bool // a throttled response came: the next success ends a backoff
 	key       string
-	limit     *config.Limit
-	rule      limiter.Rule
-	unpaced   bool          // disabled, or an exempt loopback host
-	slots     chan struct{} // nil without MaxConcurrent
+	exempt    bool                 // never paced: no host, or a loopback host WithLoopbackExempt exempts
+	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace
 }
 
-// request is a Request to the limiter for d, with no MaxWait.
-func (d *domain) request() limiter.Request {
-	return limiter.Request{Key: d.key, Rule: &d.rule}
+// request is a Request to the limiter for d under p, with no MaxWait.
+func (d *domain) request(p *pace) limiter.Request {
+	return limiter.Request{Key: d.key, Rule: &p.rule}
 }
+
+// unpaced reports whether requests to d go unpaced under p.
+func (d *domain) unpaced(p *pace) bool { return d.exempt || p.limit.Disabled }
 
 // usedGrain is how precisely a domain knows when it was last used: as
 // precisely as a sweep needs to find the least recently used, and seldom
@@ -51,17 +51,12 @@ func (d *domain) used(t time.Time) {
 	}
 }
 
-// finish ends a sent request: its slot and its domain are free again.
-func (d *domain) finish() {
+// finish ends a sent request under p: its slot and its domain are free
+// again.
+func (d *domain) finish(p *pace) {
 	d.stats.InFlight(-1)
-	d.giveSlot()
+	p.giveSlot()
 	d.release()
-}
-
-func (d *domain) giveSlot() {
-	if d.slots != nil {
-		<-d.slots
-	}
 }
 
 // release ends a request's claim on d, which acquire made.

@@ -16,12 +16,13 @@ import (
 // 429 or 503) and adaptive pacing. Most responses say nothing, and cost
 // nothing. The response is left as it is.
 func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
-	if d.unpaced {
+	p := d.pace.Load()
+	if d.unpaced(p) {
 		return
 	}
 	throttled := feedback.Throttled(resp.StatusCode)
 	hinted := hints.HasRateLimit(resp.Header)
-	if !throttled && !hinted && !d.rule.Adaptive && !d.listening.Load() {
+	if !throttled && !hinted && !p.rule.Adaptive && !d.listening.Load() {
 		return
 	}
 	now := t.clock.now()
@@ -33,7 +34,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
 	}
 	d.listening.Store(throttled)
-	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(), o)
+	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(p), o)
 	if err != nil {
 		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
 		return

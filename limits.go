@@ -10,7 +10,6 @@ import (
 
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/pattern"
-	"github.com/polite-go/polite/limiter"
 )
 
 // resolveDomains normalises the configured domains and patterns and checks
@@ -98,31 +97,24 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 }
 
 func (t *Transport) newDomain(key string) *domain {
-	l, ok := t.limits.Lookup(key)
-	if !ok {
-		l = t.defaultLimit
-	}
-	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
-		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
-	d.rule.MaxPause = t.maxPause
-	if l.MaxConcurrent > 0 && !d.unpaced {
-		d.slots = make(chan struct{}, l.MaxConcurrent)
-	}
+	d := &domain{key: key, exempt: (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
+	t.currentPace(&d.pace, scopeDomain, key, !d.exempt)
 	return d
 }
 
 // Limit returns the limit that paces domain: its own, that of the most
 // specific pattern it falls under, or the default.
 func (t *Transport) Limit(domain string) config.Limit {
-	if l, ok := t.limits.Lookup(domain); ok {
+	ls := t.limits.Load()
+	if l, ok := ls.domains.Lookup(domain); ok {
 		return *l
 	}
 	if key, err := normalizeHost(domain); err == nil {
-		if l, ok := t.limits.Lookup(key); ok {
+		if l, ok := ls.domains.Lookup(key); ok {
 			return *l
 		}
 	}
-	return *t.defaultLimit
+	return *ls.def
 }
 
 // logLimits logs the limits in force, once, at Info.
@@ -131,11 +123,17 @@ func (t *Transport) logLimits() {
 	if !t.logger.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	t.logger.Info("polite: limits in force", limitAttrs("default", t.defaultLimit)...)
-	t.limits.Range(func(name string, l *config.Limit) bool {
+	ls := t.limits.Load()
+	t.logger.Info("polite: limits in force", limitAttrs("default", ls.def)...)
+	ls.domains.Range(func(name string, l *config.Limit) bool {
 		t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
 		return true
 	})
+	for name, l := range map[string]*config.Limit{"server_config": ls.server, "global_config": ls.global} {
+		if l != nil {
+			t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
+		}
+	}
 }
 
 func limitAttrs(domain string, l *config.Limit) []any {

@@ -58,9 +58,9 @@ func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscach
 func (t *Transport) checkRobots(req *http.Request, d *domain) error {
 	ctx := req.Context()
 	res, err := t.robots.Check(ctx, req)
-	if res.Host != "" && !d.unpaced {
+	if p := d.pace.Load(); res.Host != "" && !d.unpaced(p) {
 		o := limiter.Observation{Host: res.Host, CrawlDelay: res.CrawlDelay}
-		if _, err := t.limiter.Observe(ctx, d.request(), o); err != nil {
+		if _, err := t.limiter.Observe(ctx, d.request(p), o); err != nil {
 			t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
 		}
 	}

@@ -61,22 +61,30 @@ const (
 	serverPrefix = "ip:"
 )
 
-// pace is what paces one scope's key: its limit as the limiter reads it,
-// and its places under MaxConcurrent (nil without a cap). A request keeps
-// the pace it started under until its flight ends.
+// pace is what paces one key under the limits in force: its limit as the
+// limiter reads it, and its places under MaxConcurrent (nil without a
+// cap). A request keeps the pace it started under until its flight ends.
 type pace struct {
 	limit *config.Limit
 	rule  limiter.Rule
 	slots chan struct{}
+	set   *limitSet // the limits it was made under
 }
 
-func newPace(l *config.Limit, maxPause time.Duration) *pace {
-	p := &pace{limit: l, rule: limiter.RuleOf(*l)}
+func newPace(l *config.Limit, maxPause time.Duration, set *limitSet, slotted bool) *pace {
+	p := &pace{limit: l, rule: limiter.RuleOf(*l), set: set}
 	p.rule.MaxPause = maxPause
-	if l.MaxConcurrent > 0 {
+	if slotted && l.MaxConcurrent > 0 && !l.Disabled {
 		p.slots = make(chan struct{}, l.MaxConcurrent)
 	}
 	return p
+}
+
+// giveSlot gives back a place under p's MaxConcurrent.
+func (p *pace) giveSlot() {
+	if p.slots != nil {
+		<-p.slots
+	}
 }
 
 // scope is a key that requests of many domains share: one server, or all.
@@ -87,23 +95,16 @@ type scope struct {
 	held atomic.Int64 // requests between acquiring and releasing it
 }
 
-func newScope(name, key string, p *pace) *scope {
-	s := &scope{name: name, key: key}
-	s.pace.Store(p)
-	return s
-}
-
 // hold is a request's claim on a scope, under the pace it started with.
 type hold struct {
 	s *scope
 	p *pace
 }
 
-// scopes holds the server and global scopes of a Transport.
+// scopes holds the server and global scopes of a Transport; the limits
+// in force say which apply.
 type scopes struct {
-	server   atomic.Pointer[pace] // the servers' limit; nil: no server scope
-	global   atomic.Pointer[scope]
-	maxPause time.Duration
+	global   *scope
 	resolver *resolve.Cache
 
 	mu      sync.Mutex
@@ -114,6 +115,19 @@ type scopes struct {
 	// request claims first, so that it seldom claims turns it must give
 	// back.
 	waiter atomic.Pointer[string]
+}
+
+func newScopes(o *options) *scopes {
+	lookup := o.lookup
+	if lookup == nil {
+		lookup = resolve.Lookup
+	}
+	return &scopes{
+		global:   &scope{name: scopeGlobal, key: globalKey},
+		resolver: resolve.New(lookup, serverTTL, o.maxDomains),
+		servers:  make(map[string]*scope),
+		max:      o.maxDomains,
+	}
 }
 
 // order puts first the turn of the scope that last made a request wait.
@@ -137,58 +151,29 @@ func (sc *scopes) waitedFor(scope string) {
 	}
 }
 
-// newScopes returns the scopes o sets; an invalid limit is a
-// *config.FieldError naming "server_config" or "global_config".
-func newScopes(o *options) (*scopes, error) {
-	for _, l := range []struct {
-		name  string
-		limit *config.Limit
-	}{{"server_config", o.serverLimit}, {"global_config", o.globalLimit}} {
-		if l.limit != nil {
-			if err := l.limit.Validate(l.name); err != nil {
-				return nil, err
-			}
-		}
-	}
-	sc := &scopes{maxPause: o.maxPause, max: o.maxDomains, servers: make(map[string]*scope)}
-	if o.serverLimit != nil {
-		sc.server.Store(newPace(o.serverLimit, o.maxPause))
-	}
-	if o.globalLimit != nil {
-		sc.global.Store(newScope(scopeGlobal, globalKey, newPace(o.globalLimit, o.maxPause)))
-	}
-	lookup := o.lookup
-	if lookup == nil {
-		lookup = resolve.Lookup
-	}
-	sc.resolver = resolve.New(lookup, serverTTL, o.maxDomains)
-	return sc, nil
-}
-
-// any reports whether requests pass any scope besides their domain.
-func (sc *scopes) any() bool { return sc.server.Load() != nil || sc.global.Load() != nil }
-
-// acquire returns the scopes req passes besides its domain, each claimed
-// for it: its server's, unless its host does not resolve, and the global
-// one. The caller releases them.
-func (sc *scopes) acquire(req *http.Request) claims {
+// acquireScopes returns the scopes req passes besides its domain under
+// ls, each claimed for it: its server's, unless its host does not
+// resolve, and the global one. The caller releases them.
+func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 	var held claims
-	if p := sc.server.Load(); p != nil && req.URL != nil && req.URL.Host != "" {
+	sc := t.scopes
+	if ls.server != nil && req.URL != nil && req.URL.Host != "" {
 		if server, err := sc.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
-			held = append(held, sc.acquireServer(serverPrefix+server, p))
+			s := sc.acquireServer(serverPrefix + server)
+			held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key, true)})
 		}
 	}
-	if g := sc.global.Load(); g != nil {
-		g.held.Add(1)
-		held = append(held, hold{g, g.pace.Load()})
+	if ls.global != nil {
+		sc.global.held.Add(1)
+		held = append(held, hold{sc.global, t.currentPace(&sc.global.pace, scopeGlobal, globalKey, true)})
 	}
 	return held
 }
 
-// acquireServer returns the server scope of key, claimed, made under p if
-// new. When the table is full, it first forgets every server no request
-// holds; their pace stays in the limiter.
-func (sc *scopes) acquireServer(key string, p *pace) hold {
+// acquireServer returns the server scope of key, claimed. When the table
+// is full, it first forgets every server no request holds; their pace
+// stays in the limiter.
+func (sc *scopes) acquireServer(key string) *scope {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	s, ok := sc.servers[key]
@@ -200,11 +185,11 @@ func (sc *scopes) acquireServer(key string, p *pace) hold {
 				}
 			}
 		}
-		s = newScope(scopeServer, key, p)
+		s = &scope{name: scopeServer, key: key}
 		sc.servers[key] = s
 	}
 	s.held.Add(1)
-	return hold{s, s.pace.Load()}
+	return s
 }
 
 // claims are a request's claims on the scopes it passes besides its
@@ -249,10 +234,4 @@ func (c claims) release() {
 func (c claims) end() {
 	c.giveSlots()
 	c.release()
-}
-
-// exempt reports whether requests to d pass no scope: they have no host,
-// or go to a loopback host that WithLoopbackExempt exempts.
-func (t *Transport) exempt(d *domain) bool {
-	return d.key == noHostKey || (t.loopbackExempt && isLoopback(d.key))
 }

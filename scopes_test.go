@@ -77,6 +77,11 @@ func (s *hostServer) at(host string) []time.Time {
 	return append([]time.Time(nil), s.arrivals[host]...)
 }
 
+// arrivalSlack is how much shorter than the gap between two starts the
+// gap between their arrivals at a test server may be, on a loaded machine:
+// the first of them may have had to set up its connection.
+const arrivalSlack = 30 * time.Millisecond
+
 // minGap is the shortest gap between two of times, which are in order.
 func minGap(times []time.Time) time.Duration {
 	least := time.Duration(1<<63 - 1)
@@ -134,7 +139,7 @@ func TestServerLimitPacesDomainsOnOneServerTogether(t *testing.T) {
 	fetchAll(t, &http.Client{Transport: tr}, repeat(3, s.url("a.test", "/"), s.url("b.test", "/")))
 	all := s.at("")
 	require.Len(t, all, 6)
-	assert.GreaterOrEqual(t, minGap(all), gap-5*time.Millisecond, "both domains share the server's gap")
+	assert.GreaterOrEqual(t, minGap(all), gap-arrivalSlack, "both domains share the server's gap")
 	for _, d := range []string{"a.test", "b.test"} {
 		st, ok := tr.Stats(d)
 		require.True(t, ok)
@@ -212,7 +217,7 @@ func TestScopesHoldNoTurnWhileWaitingForAnother(t *testing.T) {
 	assert.Less(t, other[0].Sub(start), 900*time.Millisecond, "the next global turn was free for it")
 	slow := s.at("slow.test")
 	require.Len(t, slow, 2)
-	assert.GreaterOrEqual(t, slow[1].Sub(slow[0]), 2*time.Second-5*time.Millisecond, "the slow domain kept its gap")
+	assert.GreaterOrEqual(t, slow[1].Sub(slow[0]), 2*time.Second-arrivalSlack, "the slow domain kept its gap")
 }
 
 // TestScopesCancelledWaitGivesEveryTurnBack checks that a request whose

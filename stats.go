@@ -41,10 +41,11 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 		}
 		d = t.newDomain(key)
 	}
-	if d.unpaced {
+	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
+	if d.unpaced(p) {
 		return 0
 	}
-	st, err := t.limiter.State(context.Background(), d.request())
+	st, err := t.limiter.State(context.Background(), d.request(p))
 	if err != nil {
 		return 0
 	}
@@ -53,10 +54,11 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 
 func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	s := d.stats.Snapshot(d.key)
-	if d.unpaced {
+	p := d.pace.Load()
+	if d.unpaced(p) {
 		return s
 	}
-	st, err := t.limiter.State(context.Background(), d.request())
+	st, err := t.limiter.State(context.Background(), d.request(p))
 	if err != nil {
 		return s
 	}

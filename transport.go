@@ -9,10 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/pattern"
 	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
@@ -58,8 +58,8 @@ type Transport struct {
 	logger         *slog.Logger
 	userAgent      string // sent with requests that carry none
 	clock          clock
-	defaultLimit   *config.Limit
-	limits         *pattern.Table[*config.Limit]
+	limits         atomic.Pointer[limitSet]
+	limitsMu       sync.Mutex // held while SetLimit or SetConfig replaces limits
 	domains        domainTable
 
 	maxPause time.Duration
@@ -84,14 +84,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		return nil, err
 	}
 	o.withDefaults()
-	if err := o.defaultLimit.Validate("default_config"); err != nil {
-		return nil, err
-	}
-	limits, err := resolveDomains(o.domains, o.keyFunc)
-	if err != nil {
-		return nil, err
-	}
-	scopes, err := newScopes(&o)
+	limits, err := newLimitSet(&o.defaultLimit, o.domains, o.serverLimit, o.globalLimit, o.keyFunc)
 	if err != nil {
 		return nil, err
 	}
@@ -104,13 +97,12 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		logger:         o.logger,
 		userAgent:      o.userAgent,
 		clock:          newClock(),
-		defaultLimit:   &o.defaultLimit,
-		limits:         limits,
 
 		maxPause: o.maxPause,
 	}
+	t.limits.Store(limits)
 	t.robots = newRobotsCache(t, o.robots, o.userAgent)
-	t.scopes = scopes
+	t.scopes = newScopes(&o)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
 	if o.byHost {
@@ -133,7 +125,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
-			return nil, refuse(req, d, tk, false, err)
+			return nil, refuse(req, d, nil, tk, false, err)
 		}
 	}
 	return t.pace(t.base, req, d, tk)
@@ -146,25 +138,27 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // request's flight ends when the body is closed.
 func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
 	ctx := req.Context()
+	ls := t.limits.Load()
+	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
 	var held claims
-	if t.scopes.any() && !t.exempt(d) {
-		held = t.scopes.acquire(req)
+	if (ls.server != nil || ls.global != nil) && !d.exempt {
+		held = t.acquireScopes(req, ls)
 	}
-	if err := t.takeSlot(ctx, d); err != nil {
+	if err := t.takeSlot(ctx, d, p); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, false, err)
+		return nil, refuse(req, d, p, tk, false, err)
 	}
 	if err := held.takeSlots(ctx); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err})
+		return nil, refuse(req, d, p, tk, true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err})
 	}
-	w, err := t.wait(ctx, d, held)
+	w, err := t.wait(ctx, d, p, held)
 	if err != nil {
 		held.end()
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, true, err)
+		return nil, refuse(req, d, p, tk, true, err)
 	}
 	d.used(w.sent)
 	d.stats.Sent(w.sent, w.wait, w.degraded)
@@ -175,13 +169,13 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.GlobalDelayed(w.wait)
 	}
 	d.stats.InFlight(1)
-	resp, err := t.send(base, req, d, tk, held)
+	resp, err := t.send(base, req, d, p, tk, held)
 	if err != nil {
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, w.sent)
-	resp.Body = track(d, tk, held, resp.Body)
+	resp.Body = track(d, p, tk, held, resp.Body)
 	return resp, nil
 }
 
@@ -205,12 +199,12 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 // send sends the request, which holds d, through base. If base fails, or
 // panics, the request's flight ends there: its slot and its claim on d are
 // given back before the error returns or the panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, held claims) (resp *http.Response, err error) {
+func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, p *pace, tk *ticket.Ticket, held claims) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
 			d.stats.Failed()
-			d.finish()
+			d.finish(p)
 			held.end()
 			tk.Done()
 		}
@@ -249,18 +243,18 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	return d, nil
 }
 
-// takeSlot takes a place under the domain's MaxConcurrent.
-func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
-	if d.slots == nil {
+// takeSlot takes a place under the MaxConcurrent of d's pace p.
+func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
+	if p.slots == nil {
 		return nil
 	}
 	select {
-	case d.slots <- struct{}{}:
+	case p.slots <- struct{}{}:
 		return nil
 	default:
 	}
 	select {
-	case d.slots <- struct{}{}:
+	case p.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
@@ -269,14 +263,14 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 
 // wait waits for the turn of a request to d in its domain and in the
 // scopes it holds.
-func (t *Transport) wait(ctx context.Context, d *domain, held claims) (waited, error) {
+func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims) (waited, error) {
 	if len(held) > 0 {
-		return t.waitScopes(ctx, d, held)
+		return t.waitScopes(ctx, d, p, held)
 	}
-	if d.unpaced {
+	if d.unpaced(p) {
 		return waited{sent: t.clock.now()}, nil
 	}
-	r := d.request()
+	r := d.request(p)
 	r.MaxWait = t.maxWait
 	res, err := limiter.Wait(ctx, t.limiter, r)
 	if err == nil {
@@ -294,10 +288,10 @@ func (t *Transport) wait(ctx context.Context, d *domain, held claims) (waited, e
 }
 
 // waitScopes is wait for a request that passes scopes besides its domain.
-func (t *Transport) waitScopes(ctx context.Context, d *domain, held claims) (waited, error) {
+func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held claims) (waited, error) {
 	turns := make([]scopeTurn, 0, 1+len(held))
-	if !d.unpaced {
-		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request()})
+	if !d.unpaced(p) {
+		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request(p)})
 	}
 	for _, h := range held {
 		turns = append(turns, scopeTurn{scope: h.s.name, req: limiter.Request{Key: h.s.key, Rule: &h.p.rule}})
@@ -338,9 +332,9 @@ func (t *Transport) waitError(d *domain, wait time.Duration, err error) error {
 // refuse ends a request that will not be sent: it gives back its slot
 // (if it holds one) and its claim on d, closes its body, ends its ticket,
 // and returns err.
-func refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
+func refuse(req *http.Request, d *domain, p *pace, tk *ticket.Ticket, holdsSlot bool, err error) error {
 	if holdsSlot {
-		d.giveSlot()
+		p.giveSlot()
 	}
 	d.release()
 	closeRequestBody(req)

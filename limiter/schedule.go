@@ -37,6 +37,7 @@ type keyState struct {
 	hasLast, hasSent bool
 
 	quietAt int64 // from then on the state is as good as a fresh one
+	quietBy *Rule // the rule quietAt was reckoned under; nil if none yet
 
 	fb *feedback.State // what the server taught; nil until it teaches
 }
@@ -198,7 +199,9 @@ func (s *keyState) recorded(now int64, rule *Rule) int64 {
 // wait would exceed maxWait (when positive).
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fitWindows(rule)
-	quiet := now >= s.quietAt
+	// Under another rule (its limit changed), quietAt says nothing: the
+	// new rule's gaps count from the turns already taken.
+	quiet := now >= s.quietAt && (s.quietBy == nil || s.quietBy == rule)
 	if quiet {
 		// As good as a fresh state: the turn is now, and both buckets are
 		// full, so the record moves as the plan does.
@@ -257,7 +260,7 @@ func (s *keyState) commit(t, now int64, rule *Rule) uint64 {
 		s.windows[i].push(t, now, q.Window)
 		s.quietAt = max(s.quietAt, after(t, q.Window))
 	}
-	s.last, s.hasLast = t, true
+	s.last, s.hasLast, s.quietBy = t, true, rule
 	s.seq++
 	return s.latestID()
 }

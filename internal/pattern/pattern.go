@@ -4,6 +4,7 @@ package pattern
 
 import (
 	"errors"
+	"maps"
 	"strings"
 )
 
@@ -79,6 +80,21 @@ func (t *Table[V]) Lookup(key string) (V, bool) {
 	}
 	var zero V
 	return zero, false
+}
+
+// Get returns the value set for name, a key or a pattern.
+func (t *Table[V]) Get(name string) (V, bool) {
+	m := t.exact
+	if parent, ok := Parent(name); ok {
+		name, m = parent, t.under
+	}
+	v, ok := m[name]
+	return v, ok
+}
+
+// Clone returns a copy of t, which Set may change without changing t.
+func (t *Table[V]) Clone() *Table[V] {
+	return &Table[V]{exact: maps.Clone(t.exact), under: maps.Clone(t.under)}
 }
 
 // Range calls f for every name and its value, patterns written "*.name",

@@ -1,0 +1,184 @@
+package polite
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	"sync/atomic"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/pattern"
+)
+
+// limitSet is the limits in force: the default, those of domains and
+// patterns, and those of the scopes. It is not changed once made;
+// SetLimit and SetConfig replace it.
+type limitSet struct {
+	def     *config.Limit
+	domains *pattern.Table[*config.Limit]
+	server  *config.Limit // nil: no server scope
+	global  *config.Limit // nil: no global scope
+}
+
+// newLimitSet checks the limits and the domains' names, as resolveDomains
+// does, and returns them as a limitSet.
+func newLimitSet(def *config.Limit, domains []domainEntry, server, global *config.Limit, keyFunc KeyFunc) (*limitSet, error) {
+	if err := def.Validate("default_config"); err != nil {
+		return nil, err
+	}
+	for name, l := range map[string]*config.Limit{"server_config": server, "global_config": global} {
+		if l != nil {
+			if err := l.Validate(name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	table, err := resolveDomains(domains, keyFunc)
+	if err != nil {
+		return nil, err
+	}
+	return &limitSet{def: def, domains: table, server: server, global: global}, nil
+}
+
+// limitOf returns the limit of key in scope: a domain's own or its
+// pattern's or the default, the servers', or the global one.
+func (ls *limitSet) limitOf(scope, key string) *config.Limit {
+	switch scope {
+	case scopeServer:
+		return ls.server
+	case scopeGlobal:
+		return ls.global
+	}
+	if l, ok := ls.domains.Lookup(key); ok {
+		return l
+	}
+	return ls.def
+}
+
+// currentPace returns the pace that ptr holds for key in scope, made anew
+// first if the limits in force have changed since it was made. A pace
+// whose limit did not change keeps its places, so that requests in flight
+// still count; one whose limit changed starts with none taken.
+func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string, slotted bool) *pace {
+	for {
+		p := ptr.Load()
+		ls := t.limits.Load()
+		if p != nil && p.set == ls {
+			return p
+		}
+		l := ls.limitOf(scope, key)
+		var fresh *pace
+		if p != nil && sameLimit(p.limit, l) {
+			kept := *p
+			kept.set = ls
+			fresh = &kept
+		} else {
+			fresh = newPace(l, t.maxPause, ls, slotted)
+		}
+		if ptr.CompareAndSwap(p, fresh) {
+			return fresh
+		}
+	}
+}
+
+// sameLimit reports whether a and b set the same rules.
+func sameLimit(a, b *config.Limit) bool {
+	return a == b || reflect.DeepEqual(*a, *b)
+}
+
+// SetLimit sets the limit of domain, a key or a pattern named as
+// WithDomain names it, while the Transport runs: the next turn of each
+// key it applies to follows l, and turns already granted are kept. An
+// invalid limit or name changes nothing and is a *config.FieldError
+// naming the domain and the field. A new max_concurrent counts the
+// requests that start after the change.
+func (t *Transport) SetLimit(domain string, l config.Limit) error {
+	t.limitsMu.Lock()
+	defer t.limitsMu.Unlock()
+	old := t.limits.Load()
+	one, err := resolveDomains([]domainEntry{{name: domain, limit: l}}, t.keyFunc)
+	if err != nil {
+		return err
+	}
+	ls := *old
+	ls.domains = old.domains.Clone()
+	one.Range(func(name string, l *config.Limit) bool {
+		ls.domains.Set(name, l)
+		t.logChange(name, l)
+		return true
+	})
+	t.limits.Store(&ls)
+	return nil
+}
+
+// SetConfig puts f's limits in force while the Transport runs, in place
+// of all those in force: the default, those of domains and patterns (from
+// WithDomain too), and the server's and the global limits (a scope that f
+// leaves out no longer applies). The next turn of each key follows its new
+// limit; turns already granted are kept. An invalid f changes nothing and
+// is an error naming the domain and the field. What other options set
+// (the key function, the limiter, WithMaxWait, WithMaxDomains,
+// WithMaxPause, WithLoopbackExempt, WithRobots, WithLookup, WithLogger)
+// does not change.
+func (t *Transport) SetConfig(f *config.File) error {
+	if f == nil {
+		return errors.New("polite: SetConfig: no config")
+	}
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	var entries []domainEntry
+	for _, name := range slices.Sorted(maps.Keys(f.Domains)) {
+		entries = append(entries, domainEntry{name: name, limit: f.Domains[name]})
+	}
+	def := f.Default
+	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc)
+	if err != nil {
+		return err
+	}
+	t.limitsMu.Lock()
+	defer t.limitsMu.Unlock()
+	t.logChanges(t.limits.Load(), ls)
+	t.limits.Store(ls)
+	return nil
+}
+
+// logChanges logs, at Info, each limit that differs between old and new.
+func (t *Transport) logChanges(old, new *limitSet) {
+	if !t.logger.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	if !sameLimit(old.def, new.def) {
+		t.logChange("default", new.def)
+	}
+	new.domains.Range(func(name string, l *config.Limit) bool {
+		if was, ok := old.domains.Get(name); !ok || !sameLimit(was, l) {
+			t.logChange(name, l)
+		}
+		return true
+	})
+	old.domains.Range(func(name string, _ *config.Limit) bool {
+		if _, ok := new.domains.Get(name); !ok {
+			t.logger.Info("polite: limit removed", "domain", name)
+		}
+		return true
+	})
+	for _, s := range []struct {
+		name     string
+		was, now *config.Limit
+	}{{"server_config", old.server, new.server}, {"global_config", old.global, new.global}} {
+		switch {
+		case s.now == nil && s.was != nil:
+			t.logger.Info("polite: limit removed", "domain", s.name)
+		case s.now != nil && (s.was == nil || !sameLimit(s.was, s.now)):
+			t.logChange(s.name, s.now)
+		}
+	}
+}
+
+func (t *Transport) logChange(name string, l *config.Limit) {
+	t.logger.Info("polite: limit changed", limitAttrs(name, l)...)
+}

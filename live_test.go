@@ -1,0 +1,135 @@
+package polite_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/config"
+)
+
+// TestSetLimitSlowsADomainMidCrawl checks from the server's side that a
+// SetLimit that slows a domain takes effect at its next turn: requests go
+// back to back, then keep the new gap.
+func TestSetLimitSlowsADomainMidCrawl(t *testing.T) {
+	const gap = 300 * time.Millisecond
+	s := newHostServer(t)
+	tr := newTransport(t, s.base(), polite.WithDefault(fastLimit))
+	client := &http.Client{Transport: tr}
+	u := s.url("crawl.test", "/")
+	for range 3 {
+		fetchAll(t, client, []string{u})
+	}
+	require.NoError(t, tr.SetLimit("crawl.test", config.Limit{MinDelay: gap}))
+	changed := time.Now()
+	for range 3 {
+		fetchAll(t, client, []string{u})
+	}
+	got := s.at("crawl.test")
+	require.Len(t, got, 6)
+	assert.Less(t, got[2].Sub(got[0]), gap, "before the change, the fast default")
+	var after []time.Time
+	for _, at := range got {
+		if at.After(changed) {
+			after = append(after, at)
+		}
+	}
+	require.Len(t, after, 3)
+	assert.GreaterOrEqual(t, after[0].Sub(got[2]), gap-arrivalSlack, "the first turn after the change keeps the new gap")
+	assert.GreaterOrEqual(t, minGap(after), gap-arrivalSlack)
+	assert.Equal(t, config.Limit{MinDelay: gap}, tr.Limit("crawl.test"))
+}
+
+// TestSetLimitKeepsGrantedTurns checks that a request already waiting for
+// its turn when the limit changes keeps it, and the next one follows the
+// new limit.
+func TestSetLimitKeepsGrantedTurns(t *testing.T) {
+	s := newHostServer(t)
+	tr := newTransport(t, s.base(), polite.WithDefault(config.Limit{MinDelay: 400 * time.Millisecond}))
+	client := &http.Client{Transport: tr}
+	u := s.url("keep.test", "/")
+	start := time.Now()
+	fetchAll(t, client, []string{u})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fetchAll(t, client, []string{u}) // waits for its turn at 400ms
+	}()
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, tr.SetLimit("keep.test", config.Limit{MinDelay: time.Second}))
+	<-done
+	fetchAll(t, client, []string{u})
+	got := s.at("keep.test")
+	require.Len(t, got, 3)
+	assert.Less(t, got[1].Sub(start), 900*time.Millisecond, "the turn granted before the change is kept")
+	assert.GreaterOrEqual(t, got[2].Sub(got[1]), time.Second-arrivalSlack, "the next turn follows the new limit")
+}
+
+func TestSetLimitInvalidChangesNothing(t *testing.T) {
+	tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit),
+		polite.WithDomain("a.test", everySecond))
+	tests := []struct {
+		name, domain string
+		limit        config.Limit
+		field        string
+	}{
+		{"negative rate", "a.test", config.Limit{RequestsPerSecond: -1, Burst: 1}, "requests_per_second"},
+		{"negative min delay", "*.test", config.Limit{MinDelay: -time.Second}, "min_delay"},
+		{"bad pattern", "*a.test", everyHour, "domains"},
+		{"empty name", "", everyHour, "domains"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tr.SetLimit(tt.domain, tt.limit)
+			var fe *config.FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tt.domain, fe.Domain)
+			assert.Equal(t, tt.field, fe.Field)
+			assert.Equal(t, everySecond, tr.Limit("a.test"))
+			assert.Equal(t, fastLimit, tr.Limit("b.test"))
+		})
+	}
+}
+
+func TestSetLimitPattern(t *testing.T) {
+	tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit),
+		polite.WithMaxWait(time.Minute))
+	assert.False(t, paced(t, tr, "http://a.example.com/"))
+	require.NoError(t, tr.SetLimit("*.example.com", everyHour))
+	assert.True(t, paced(t, tr, "http://b.example.com/"))
+	assert.Error(t, roundTrip(t, tr, context.Background(), "http://a.example.com/"), "a tracked key follows the new pattern too")
+}
+
+func TestSetConfig(t *testing.T) {
+	var logs bytes.Buffer
+	tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit),
+		polite.WithDomain("a.test", everyHour), polite.WithMaxWait(time.Minute),
+		polite.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	assert.True(t, paced(t, tr, "http://a.test/"))
+
+	logs.Reset()
+	require.NoError(t, tr.SetConfig(&config.File{Default: fastLimit, Domains: map[string]config.Limit{"b.test": everyHour},
+		Global: &config.Limit{MinDelay: time.Hour}}))
+	assert.Equal(t, fastLimit, tr.Limit("a.test"), "an entry the file leaves out is gone")
+	assert.Equal(t, everyHour, tr.Limit("b.test"))
+	assert.Contains(t, logs.String(), `limit removed" domain=a.test`)
+	assert.Contains(t, logs.String(), `limit changed" domain=b.test`)
+	assert.Contains(t, logs.String(), `limit changed" domain=global_config`)
+	assert.NotContains(t, logs.String(), "domain=default", "the default did not change")
+	assert.True(t, paced(t, tr, "http://c.test/"), "the global scope applies at once")
+
+	err := tr.SetConfig(&config.File{Default: fastLimit, Server: &config.Limit{RequestsPerSecond: 1}})
+	var fe *config.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "server_config", fe.Domain)
+	assert.Equal(t, everyHour, tr.Limit("b.test"), "an invalid file changes nothing")
+	require.Error(t, tr.SetConfig(nil))
+}
