@@ -235,3 +235,62 @@ func (c claims) end() {
 	c.giveSlots()
 	c.release()
 }
+
+// RequestWait returns how long req sent now would wait for its turn in
+// every scope it passes (its domain, its server, the global one),
+// consuming nothing; 0 for a request the Transport cannot key.
+func (t *Transport) RequestWait(req *http.Request) time.Duration {
+	key, err := t.Key(req)
+	if err != nil {
+		return 0
+	}
+	return t.domainWait(key, req)
+}
+
+// scopesWait is how long a request sent now would wait in the global
+// scope and, if req is given, in its server's.
+func (t *Transport) scopesWait(req *http.Request) time.Duration {
+	ls := t.limits.Load()
+	wait := time.Duration(0)
+	if ls.global != nil {
+		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey, true)
+		wait = t.stateWait(globalKey, &p.rule)
+	}
+	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
+		return wait
+	}
+	server, err := t.scopes.resolver.Server(req.Context(), req.URL.Hostname())
+	if err != nil {
+		return wait
+	}
+	rule := limiter.RuleOf(*ls.server)
+	return max(wait, t.stateWait(serverPrefix+server, &rule))
+}
+
+// stateWait is how long a request to key under rule would wait now; 0 if
+// the limiter cannot say.
+func (t *Transport) stateWait(key string, rule *limiter.Rule) time.Duration {
+	st, err := t.limiter.State(context.Background(), limiter.Request{Key: key, Rule: rule})
+	if err != nil {
+		return 0
+	}
+	return st.Wait
+}
+
+// ServerLimit returns the limit of the servers' scope in force, and false
+// if there is none (see WithServerLimit).
+func (t *Transport) ServerLimit() (config.Limit, bool) {
+	if l := t.limits.Load().server; l != nil {
+		return *l, true
+	}
+	return config.Limit{}, false
+}
+
+// GlobalLimit returns the limit of the global scope in force, and false if
+// there is none (see WithGlobalLimit).
+func (t *Transport) GlobalLimit() (config.Limit, bool) {
+	if l := t.limits.Load().global; l != nil {
+		return *l, true
+	}
+	return config.Limit{}, false
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -40,8 +41,9 @@ type waited struct {
 // the turns one by one, starting with the scope that last made a request
 // wait; when one comes later than turnSlack from now, it gives back those
 // it holds, waits for that one alone and confirms it, then claims the
-// others again.
-func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited, err error) {
+// others again. Once the request holds the turn it waits for, it tells
+// tk.
+func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn, tk *ticket.Ticket) (w waited, err error) {
 	if err := ctx.Err(); err != nil {
 		return w, err
 	}
@@ -59,7 +61,6 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 	}()
 	t.scopes.order(turns)
 	var timer *time.Timer
-	slept := false
 	for {
 		now := time.Now()
 		for i := range turns {
@@ -78,6 +79,7 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 			}
 		}
 		last := latestTurn(turns)
+		tk.Claimed()
 		if d := time.Until(turns[last].due); d > 0 {
 			if timer == nil {
 				timer = time.NewTimer(d)
@@ -90,7 +92,7 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 			case <-ctx.Done():
 				return w, ctx.Err()
 			}
-			slept = true
+			w.scope, w.reason = turns[last].scope, turns[last].res.Reason
 		}
 		moved, err := confirmTurns(ctx, turns)
 		if err != nil {
@@ -100,9 +102,8 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn) (w waited,
 			continue
 		}
 		w.sent = time.Now()
-		if slept {
+		if w.scope != "" {
 			w.wait = w.sent.Sub(start)
-			w.scope, w.reason = turns[last].scope, turns[last].res.Reason
 		}
 		for i := range turns {
 			w.degraded = w.degraded || turns[i].res.Degraded

@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
@@ -29,8 +30,17 @@ func (t *Transport) AllStats() map[string]stats.Snapshot {
 }
 
 // RemainingWait returns how long a request to domain sent now would wait,
-// consuming nothing; 0 for a domain never seen.
+// in its domain and in the global scope (see WithGlobalLimit), consuming
+// nothing; 0 for a domain never seen. RequestWait also counts the server's
+// scope.
 func (t *Transport) RemainingWait(domain string) time.Duration {
+	return t.domainWait(domain, nil)
+}
+
+// domainWait is how long a request to domain sent now would wait, in its
+// domain and in the scopes it passes: the server's too if req, a request
+// to domain, is given.
+func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 	d, ok := t.lookup(domain)
 	if !ok {
 		// Never seen, or forgotten by the table while the limiter may
@@ -41,15 +51,17 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 		}
 		d = t.newDomain(key)
 	}
+	wait := time.Duration(0)
 	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
-	if d.unpaced(p) {
-		return 0
+	if !d.unpaced(p) {
+		if st, err := t.limiter.State(context.Background(), d.request(p)); err == nil {
+			wait = st.Wait
+		}
 	}
-	st, err := t.limiter.State(context.Background(), d.request(p))
-	if err != nil {
-		return 0
+	if !d.exempt {
+		wait = max(wait, t.scopesWait(req))
 	}
-	return st.Wait
+	return wait
 }
 
 func (t *Transport) snapshot(d *domain) stats.Snapshot {

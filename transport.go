@@ -154,12 +154,13 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, p, tk, true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err})
 	}
-	w, err := t.wait(ctx, d, p, held)
+	w, err := t.wait(ctx, d, p, held, tk)
 	if err != nil {
 		held.end()
 		d.stats.Canceled()
 		return nil, refuse(req, d, p, tk, true, err)
 	}
+	tk.Claimed()
 	d.used(w.sent)
 	d.stats.Sent(w.sent, w.wait, w.degraded)
 	switch w.scope {
@@ -263,9 +264,9 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
 
 // wait waits for the turn of a request to d in its domain and in the
 // scopes it holds.
-func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims) (waited, error) {
+func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
 	if len(held) > 0 {
-		return t.waitScopes(ctx, d, p, held)
+		return t.waitScopes(ctx, d, p, held, tk)
 	}
 	if d.unpaced(p) {
 		return waited{sent: t.clock.now()}, nil
@@ -288,7 +289,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims) (
 }
 
 // waitScopes is wait for a request that passes scopes besides its domain.
-func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held claims) (waited, error) {
+func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
 	turns := make([]scopeTurn, 0, 1+len(held))
 	if !d.unpaced(p) {
 		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request(p)})
@@ -296,7 +297,7 @@ func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held cla
 	for _, h := range held {
 		turns = append(turns, scopeTurn{scope: h.s.name, req: limiter.Request{Key: h.s.key, Rule: &h.p.rule}})
 	}
-	w, err := t.waitTurns(ctx, turns)
+	w, err := t.waitTurns(ctx, turns, tk)
 	if err != nil {
 		var late *turnError
 		wait := time.Duration(0)

@@ -16,7 +16,7 @@ import (
 // BenchmarkNext measures one Next, the end of the request's flight and its
 // push back, with 100,000 requests pending over 100 or 10,000 domains
 // whose turns are always free (a fast bucket): the cost of the heap, the
-// queues, the Transport's RemainingWait and the ticket. It should not
+// queues, the Transport's RequestWait and the ticket. It should not
 // grow with the number of domains beyond the heap's log.
 //
 //	go test -run '^$' -bench Next -benchmem ./frontier/

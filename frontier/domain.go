@@ -30,8 +30,9 @@ type domain struct {
 
 	// readyAt is when its next turn comes: learned from the Transport if
 	// checked, else estimated from its limit after the last hand-out.
-	readyAt time.Time
-	checked bool
+	readyAt   time.Time
+	checked   bool
+	checkedAt uint64 // Frontier.handOuts when it was checked
 
 	// The limit's pace, as a GCRA: a request may go at t if t >= tat -
 	// tolerance, and then moves tat to max(tat, t) + interval.
@@ -42,10 +43,12 @@ type domain struct {
 	unpaced   bool
 
 	maxConcurrent int // 0: no cap
+
+	limit config.Limit // what the estimate follows
 }
 
 func newDomain(key string, l config.Limit, now time.Time) *domain {
-	d := &domain{key: key, readyAt: now, minDelay: l.MinDelay, unpaced: l.Disabled, maxConcurrent: l.MaxConcurrent}
+	d := &domain{key: key, readyAt: now, minDelay: l.MinDelay, unpaced: l.Disabled, maxConcurrent: l.MaxConcurrent, limit: l}
 	if l.RequestsPerSecond > 0 {
 		d.interval = time.Duration(float64(time.Second) / l.RequestsPerSecond)
 		d.tolerance = time.Duration(max(l.Burst-1, 0)) * d.interval

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/ticket"
 )
 
@@ -27,10 +29,15 @@ import (
 // twice and the Transport stays the one that enforces: after handing a
 // domain's request out it estimates the domain's next turn from its
 // limit ([polite.Transport.Limit]), and before handing out the next one it asks
-// [polite.Transport.RemainingWait] once, without holding its lock (with a
-// Redis limiter that is one round trip per request), which covers what the
-// limit alone does not say: jitter, quotas, a server's pause, another
-// process sharing the limiter. While a request to the domain is in flight
+// [polite.Transport.RequestWait] of that request once, without holding its
+// lock (with a Redis limiter that is a round trip per scope), which covers
+// what the limit alone does not say: jitter, quotas, a server's pause,
+// another process sharing the limiter, and the server and global scopes
+// (polite.WithServerLimit, polite.WithGlobalLimit) that the domain shares
+// with others. With such scopes in force, a request handed out
+// changes the answer for other domains, so Next asks anew after each
+// hand-out, does not ask while a request handed out does not hold its
+// turns yet, and spaces hand-outs by the global limit. While a request to the domain is in flight
 // it does not ask before the estimate comes, since the Transport may not
 // have seen that request yet; so a domain the Transport does not pace
 // (polite.WithLoopbackExempt) is paced by its limit while one of its
@@ -63,7 +70,7 @@ import (
 // scans the domains. Measured with BenchmarkNext (one Next, the flight's
 // end and a Push, 100,000 requests pending, on a shared 2-core machine):
 // about 2.6 µs with 100 domains and 3.3 µs with 10,000, of which Push's
-// key function and the Transport's RemainingWait take about half.
+// key function and the Transport's RequestWait take about half.
 //
 // The harness in harness_test.go reproduces issue 15's table (run it with
 // POLITE_HARNESS=1 go test -run TestHarness -v ./frontier/): 1,000 URLs
@@ -89,6 +96,9 @@ type Frontier struct {
 	timer    *waiter            // the waiter timing the soonest turn, if any
 	timerAt  time.Time          // when that turn comes
 	seq      uint64             // order of entry into ready, for ties
+	global   *domain            // the estimate of the global scope's turns; nil without one
+	handOuts uint64             // requests handed out so far
+	claiming int                // requests handed out that hold no turn yet
 	closed   bool
 }
 
@@ -174,7 +184,18 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 		}
 		now := time.Now()
 		d := f.pickLocked()
+		global := f.globalLocked(now)
+		shared := d != nil && f.sharedScopes()
+		if shared && d.checked && d.checkedAt != f.handOuts {
+			d.checked = false // another domain's request since may hold the scopes d shares
+		}
 		switch {
+		case d != nil && global.readyAt.After(now):
+			w = f.waitLocked(ctx, w, global.readyAt)
+		case shared && f.claiming > 0 && d.mayCheck(now):
+			// The Transport's answer would miss a request that does not
+			// hold its turns yet.
+			w = f.waitLocked(ctx, w, time.Time{})
 		case d == nil:
 			if f.closed && f.pending == 0 {
 				f.notifyLocked(now)
@@ -191,6 +212,30 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 			return f.handOutLocked(d), nil
 		}
 	}
+}
+
+// globalLocked returns the estimate of the global scope's turns under the
+// limit in force (see polite.WithGlobalLimit): made anew when the limit
+// changes, unpaced without one. A request to any domain moves it, so that
+// Next does not hand out at once more requests than the scope lets go.
+func (f *Frontier) globalLocked(now time.Time) *domain {
+	l, ok := f.t.GlobalLimit()
+	if !ok {
+		l = config.Limit{Disabled: true}
+	}
+	if f.global == nil || !reflect.DeepEqual(f.global.limit, l) {
+		f.global = newDomain("", l, now)
+	}
+	return f.global
+}
+
+// sharedScopes reports whether the Transport paces a domain's requests
+// with others' too, so that an answer about one domain holds only until
+// the next request of any is handed out.
+func (f *Frontier) sharedScopes() bool {
+	_, server := f.t.ServerLimit()
+	_, global := f.t.GlobalLimit()
+	return server || global
 }
 
 // shareLocked returns the most workers a domain may hold while others have
@@ -237,15 +282,18 @@ func (f *Frontier) checkLocked(d *domain) bool {
 	d.where = beingChecked
 	f.checking++
 	f.notifyLocked(time.Now()) // the next domain in line need not wait for this answer
+	next, handOuts := d.queue.items[d.queue.head], f.handOuts
 	f.mu.Unlock()
-	wait := f.t.RemainingWait(d.key)
+	wait := f.t.RequestWait(next)
 	f.mu.Lock()
 	now := time.Now()
 	f.checking--
 	d.where = nowhere
 	d.learn(now, wait)
+	d.checkedAt = handOuts
 	f.placeLocked(d)
-	if wait > 0 || d.where != inReady || d.held >= f.shareLocked() {
+	stale := f.handOuts != handOuts && f.sharedScopes() // a request handed out meanwhile may share d's scopes
+	if wait > 0 || stale || d.where != inReady || d.held >= f.shareLocked() {
 		f.notifyLocked(now)
 		return false
 	}
@@ -262,9 +310,12 @@ func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	d.held++
 	f.held++
 	d.advance(now)
+	f.global.advance(now)
+	f.handOuts++
 	f.placeLocked(d)
 	fl := &flight{f: f, d: d}
-	tk := ticket.New(fl.end)
+	f.claiming++
+	tk := ticket.NewClaimed(fl.end, fl.claimed)
 	ctx := req.Context()
 	fl.stop = context.AfterFunc(ctx, tk.Done) // fl.end waits for f.mu, so it sees stop
 	f.notifyLocked(now)
@@ -276,6 +327,15 @@ type flight struct {
 	f    *Frontier
 	d    *domain
 	stop func() bool
+}
+
+// claimed notes that the request holds its turns, or has ended.
+func (fl *flight) claimed() {
+	f := fl.f
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.claiming--
+	f.notifyLocked(time.Now())
 }
 
 func (fl *flight) end() {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -518,4 +519,39 @@ func TestConcurrentPushAndNext(t *testing.T) {
 			t.Errorf("%s handed out %d times", u, n)
 		}
 	}
+}
+
+// TestScopesNoWorkerSleepsInRoundTrip checks that Next honours the
+// server and global scopes as well as each domain's limit: domains whose
+// own limits are fast, three of them on one server, all under a global
+// limit, are handed out so that no request waits in RoundTrip.
+func TestScopesNoWorkerSleepsInRoundTrip(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lookup := func(_ context.Context, host string) ([]netip.Addr, error) {
+			if strings.HasPrefix(host, "shared") {
+				return []netip.Addr{netip.MustParseAddr("192.0.2.1")}, nil
+			}
+			return []netip.Addr{netip.AddrFrom4([4]byte{192, 0, 2, host[0]})}, nil // one each
+		}
+		tr := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
+			time.Sleep(20 * time.Millisecond)
+			return answer(req), nil
+		}), polite.WithDefault(config.Limit{RequestsPerSecond: 100, Burst: 10}),
+			polite.WithLookup(lookup),
+			polite.WithServerLimit(config.Limit{MinDelay: 400 * time.Millisecond}),
+			polite.WithGlobalLimit(config.Limit{RequestsPerSecond: 10, Burst: 1}))
+		f := frontier.New(tr)
+		hosts := []string{"shared1.test", "shared2.test", "shared3.test", "a.test", "b.test", "c.test"}
+		for i := range 5 * len(hosts) {
+			push(t, f, fmt.Sprintf("http://%s/%d", hosts[i%len(hosts)], i))
+		}
+		f.Close()
+		pool(f, &http.Client{Transport: tr}, 6)
+		for _, host := range hosts {
+			s, ok := tr.Stats(host)
+			require.True(t, ok)
+			assert.EqualValues(t, 5, s.TotalRequests, host)
+			assert.Zero(t, s.DelayedRequests, "%s: requests waited in RoundTrip", host)
+		}
+	})
 }

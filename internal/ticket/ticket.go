@@ -1,5 +1,5 @@
-// Package ticket tells whoever handed out a request when its flight through
-// the Transport has ended.
+// Package ticket tells whoever handed out a request when it has claimed
+// its turns in the Transport and when its flight has ended.
 package ticket
 
 import (
@@ -11,14 +11,29 @@ import (
 // refused, failed, or answered and its response body closed. A Ticket is
 // safe for concurrent use.
 type Ticket struct {
-	once sync.Once
-	done func()
+	once    sync.Once
+	done    func()
+	claim   sync.Once
+	claimed func() // nil unless NewClaimed made it
 }
 
 type contextKey struct{}
 
 // New returns a Ticket that calls done when its request ends.
 func New(done func()) *Ticket { return &Ticket{done: done} }
+
+// NewClaimed returns a Ticket that also calls claimed once, when its
+// request holds the turns it waits for in every scope of the Transport, or
+// ends before.
+func NewClaimed(done, claimed func()) *Ticket { return &Ticket{done: done, claimed: claimed} }
+
+// Claimed calls the Ticket's claimed function, the first time only. A nil
+// Ticket does nothing.
+func (t *Ticket) Claimed() {
+	if t != nil && t.claimed != nil {
+		t.claim.Do(t.claimed)
+	}
+}
 
 // With returns ctx carrying t.
 func With(ctx context.Context, t *Ticket) context.Context {
@@ -35,6 +50,7 @@ func From(ctx context.Context) *Ticket {
 // nothing.
 func (t *Ticket) Done() {
 	if t != nil {
+		t.Claimed()
 		t.once.Do(t.done)
 	}
 }
