@@ -34,12 +34,12 @@ import (
 // what the limit alone does not say: jitter, quotas, a server's pause,
 // another process sharing the limiter, and the server and global scopes
 // (polite.WithServerLimit, polite.WithGlobalLimit) that the domain shares
-// with others. With such scopes in force, a request handed out
-// changes the answer for other domains, so Next asks anew after each
-// hand-out, does not ask while a request handed out does not hold its
-// turns yet, and spaces hand-outs by the global limit. While a request to the domain is in flight
-// it does not ask before the estimate comes, since the Transport may not
-// have seen that request yet; so a domain the Transport does not pace
+// with others. With such scopes in force, a request handed out changes
+// the answer for other domains, so Next asks anew after each hand-out,
+// does not ask while a request handed out does not hold its turns yet,
+// and spaces hand-outs by the global limit. While a request to the domain
+// is in flight it does not ask before the estimate comes, since the
+// Transport may not have seen that request yet; so a domain the Transport does not pace
 // (polite.WithLoopbackExempt) is paced by its limit while one of its
 // requests is in flight.
 //
