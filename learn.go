@@ -19,20 +19,11 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	if d.unpaced {
 		return
 	}
-	throttled := feedback.Throttled(resp.StatusCode)
-	hinted := hints.HasRateLimit(resp.Header)
-	if !throttled && !hinted && !d.rule.Adaptive && !d.listening.Load() {
+	if !speaks(resp) && !d.rule.Adaptive && !d.listening.Load() {
 		return
 	}
-	now := t.clock.now()
-	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
-	if throttled {
-		o.RetryAfter, _ = hints.RetryAfter(resp.Header.Get("Retry-After"), now)
-	}
-	if hinted {
-		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
-	}
-	d.listening.Store(throttled)
+	o := observation(resp, sent, t.clock.now())
+	d.listening.Store(feedback.Throttled(resp.StatusCode))
 	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(), o)
 	if err != nil {
 		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
@@ -45,4 +36,22 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	if t.logger.Enabled(ctx, slog.LevelDebug) {
 		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", resp.StatusCode)
 	}
+}
+
+// speaks reports, cheaply, whether resp says anything about pacing.
+func speaks(resp *http.Response) bool {
+	return feedback.Throttled(resp.StatusCode) || hints.HasRateLimit(resp.Header)
+}
+
+// observation is what resp, the response to a request sent at sent and
+// received at now, says about pacing.
+func observation(resp *http.Response, sent, now time.Time) limiter.Observation {
+	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
+	if feedback.Throttled(resp.StatusCode) {
+		o.RetryAfter, _ = hints.RetryAfter(resp.Header.Get("Retry-After"), now)
+	}
+	if hints.HasRateLimit(resp.Header) {
+		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
+	}
+	return o
 }
