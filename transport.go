@@ -151,6 +151,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
 	if err != nil {
+		t.learnFailure(ctx, d, err, sent)
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)

@@ -31,7 +31,11 @@ func TestRetryAfter(t *testing.T) {
 		{"date equal to now", now.Format(http.TimeFormat), 0, false},
 		{"empty", "", 0, false},
 		{"negative", "-5", 0, false},
-		{"decimal", "1.5", 0, false},
+		{"decimal, rounded up", "1.5", 2 * time.Second, true},
+		{"decimal zero", "0.0", 0, false},
+		{"decimal far, saturates", "7200.0", 2 * time.Hour, true},
+		{"two dots", "1.2.3", 0, false},
+		{"a lone dot", ".", 0, false},
 		{"garbage", "soon", 0, false},
 		{"number with unit", "10s", 0, false},
 	}
@@ -98,7 +102,7 @@ func TestRateLimitWait(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := RateLimitWait(tt.h, now)
+			got, ok := RateLimitWait(tt.h, now, false)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want, got)
 		})
@@ -106,7 +110,14 @@ func TestRateLimitWait(t *testing.T) {
 }
 
 func TestFieldNamesAreCanonical(t *testing.T) {
-	for _, f := range []string{fieldRateLimit, fieldRateLimitPolicy, fieldRemaining, fieldReset, fieldXRemaining, fieldXReset} {
+	fields := []string{fieldRateLimit, fieldRateLimitPolicy}
+	for _, p := range pairs {
+		fields = append(fields, p.remaining, p.reset)
+		if p.resetAfter != "" {
+			fields = append(fields, p.resetAfter)
+		}
+	}
+	for _, f := range fields {
 		assert.Equal(t, textproto.CanonicalMIMEHeaderKey(f), f)
 	}
 }
@@ -181,7 +192,7 @@ func FuzzRateLimitWait(f *testing.F) {
 		h.Set("RateLimit-Reset", reset)
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", reset)
-		d, ok := RateLimitWait(h, now)
+		d, ok := RateLimitWait(h, now, false)
 		if ok {
 			require.Positive(t, d)
 		} else {
