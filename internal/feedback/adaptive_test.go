@@ -42,15 +42,15 @@ func TestAdaptiveDelay(t *testing.T) {
 }
 
 func FuzzAdaptiveDelay(f *testing.F) {
-	f.Add(int64(time.Second), int64(2*time.Second), 200, 1.0, int64(0))
-	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), 503, 1e-9, int64(time.Hour))
-	f.Fuzz(func(t *testing.T, old, latency int64, status int, target float64, floor int64) {
-		if !(target > 0) || math.IsInf(target, 1) || floor < 0 || old < 0 {
-			return // NewTransport refuses such a target; floors and delays are never negative
+	f.Add(int64(time.Second), int64(2*time.Second), 200, 1.0, int64(0), int64(time.Minute))
+	f.Add(int64(math.MaxInt64), int64(math.MaxInt64), 503, 1e-9, int64(time.Hour), int64(24*time.Hour))
+	f.Fuzz(func(t *testing.T, old, latency int64, status int, target float64, floor, ceiling int64) {
+		if !(target > 0) || math.IsInf(target, 1) || floor < 0 || old < 0 || ceiling <= 0 || ceiling > int64(24*time.Hour) {
+			return // NewTransport refuses such a target and ceiling; floors and delays are never negative
 		}
-		got := adaptDelay(time.Duration(old), time.Duration(latency), status, target, time.Duration(floor), defaultMaxAdaptiveDelay)
+		got := adaptDelay(time.Duration(old), time.Duration(latency), status, target, time.Duration(floor), time.Duration(ceiling))
 		require.GreaterOrEqual(t, got, time.Duration(floor), "never below the floor")
-		require.LessOrEqual(t, got, max(defaultMaxAdaptiveDelay, time.Duration(floor), time.Duration(old)), "never above the cap, a slower floor, or where it was")
+		require.LessOrEqual(t, got, max(time.Duration(ceiling), time.Duration(floor), time.Duration(old)), "never above the cap, a slower floor, or where it was")
 		if status < 200 || status > 299 {
 			require.GreaterOrEqual(t, got, max(time.Duration(old), time.Duration(floor)), "a non-2xx never lowers it")
 		}

@@ -147,7 +147,7 @@ func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
 func FuzzFeedbackPauseState(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(time.Minute))
 	f.Add([]byte{255, 0, 255, 0, 17, 200}, int64(time.Second))
-	statuses := []int{200, 204, 301, 404, 429, 500, 503}
+	statuses := []int{200, 204, 301, 404, 429, 500, 503, 502, 501, 0} // 0: a transport failure
 	f.Fuzz(func(t *testing.T, script []byte, maxPause int64) {
 		if maxPause <= 0 {
 			return
@@ -159,6 +159,7 @@ func FuzzFeedbackPauseState(f *testing.F) {
 			b := script[i : i+3]
 			now = now.Add(time.Duration(b[0]) * 100 * time.Millisecond)
 			r := Response{Status: statuses[int(b[1])%len(statuses)]}
+			r.Failed = r.Status == 0
 			if b[1]&0x10 != 0 {
 				r.RetryAfter = time.Duration(b[2]) * time.Second
 			}

@@ -77,9 +77,9 @@ func RetryAfter(value string, now time.Time) (d time.Duration, ok bool) {
 const maxSeconds = 1 << 32
 
 // seconds converts a non-negative number of seconds to a Duration, capped
-// at maxSeconds.
+// at maxSeconds, rounding up what float64 cannot hold exactly ("64.57").
 func seconds(s float64) time.Duration {
-	return time.Duration(min(s, maxSeconds) * float64(time.Second))
+	return time.Duration(math.Ceil(min(s, maxSeconds) * float64(time.Second)))
 }
 
 func isDigits(s string) bool {
