@@ -197,3 +197,38 @@ func TestRealAPIHeaders(t *testing.T) {
 		})
 	}
 }
+
+// FuzzObservation feeds any header values a server could send, on any
+// status, to what the Transport reads: it never panics, never asks for a
+// negative wait, and what it asks for the limiter caps.
+func FuzzObservation(f *testing.F) {
+	for _, api := range realAPIs {
+		for i := 1; i < len(api.header); i += 2 {
+			f.Add(api.status, api.header[i], api.header[i])
+		}
+	}
+	f.Add(429, "\x00", "9999999999999999999999")
+	f.Fuzz(func(t *testing.T, status int, a, b string) {
+		at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+		h := http.Header{}
+		for _, name := range []string{"Retry-After", "Ratelimit", "Ratelimit-Policy", "Ratelimit-Remaining", "Ratelimit-Reset",
+			"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Reset-After", "X-Rate-Limit-Remaining", "X-Rate-Limit-Reset",
+			"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", "X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens"} {
+			h[name] = []string{a, b}
+		}
+		resp := &http.Response{StatusCode: status, Header: h}
+		o := observation(resp, at, at)
+		if o.RetryAfter < 0 || o.RateLimit < 0 {
+			t.Fatalf("a negative wait: %+v", o)
+		}
+		rule := limiter.Rule{MinDelay: time.Second, MaxPause: time.Minute}
+		r := limiter.Request{Key: "fuzz.example", Rule: &rule}
+		m := limiter.NewMemory()
+		if added := m.ObserveAt(r, o, at); added < 0 || added > time.Minute {
+			t.Fatalf("a pause of %v beyond the cap", added)
+		}
+		if wait := m.StateAt(r, at).Wait; wait > time.Minute {
+			t.Fatalf("a wait of %v beyond the cap", wait)
+		}
+	})
+}
