@@ -330,3 +330,32 @@ func TestCollectorDocListsEverySeries(t *testing.T) {
 	}
 	assert.Equal(t, exported, documented)
 }
+
+// TestPausedByReason: polite_paused says why a domain is paused, and for
+// domain="other", how many are, by reason.
+func TestPausedByReason(t *testing.T) {
+	tr, _ := newTransport(t)
+	for range 3 {
+		get(t, tr, "http://a.test/", false)
+	}
+	for _, u := range []string{"http://s500.test/", "http://s502.test/", "http://s429.test/"} {
+		get(t, tr, u, false)
+	}
+	families := gather(t, metrics.NewCollector(tr, 1))
+	for _, c := range []struct {
+		domain, reason string
+		want           float64
+	}{
+		{"a.test", "", 0},
+		{"other", "errors", 2},
+		{"other", "backoff", 1},
+	} {
+		got, ok := value(families, "polite_paused", map[string]string{"domain": c.domain, "reason": c.reason})
+		require.True(t, ok, "%s %q", c.domain, c.reason)
+		assert.Equal(t, c.want, got, "%s %q", c.domain, c.reason)
+	}
+	all := gather(t, metrics.NewCollector(tr, 0))
+	got, ok := value(all, "polite_paused", map[string]string{"domain": "s502.test", "reason": "errors"})
+	require.True(t, ok)
+	assert.Equal(t, 1.0, got)
+}
