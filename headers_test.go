@@ -69,7 +69,7 @@ var realAPIs = []realAPI{
 	{"GitHub secondary limit, 403 with retry-after", gitHubDoc, 403, []string{"retry-after", "60", "x-ratelimit-limit", "5000",
 		"x-ratelimit-remaining", "4999", "x-ratelimit-reset", "1372700873"}, unix(1372700873-3000, 0), 0, time.Minute},
 	{"GitHub secondary limit, 429 with retry-after", gitHubDoc, 429, []string{"retry-after", "60", "x-ratelimit-limit", "5000",
-		"x-ratelimit-remaining", "4999", "x-ratelimit-reset", "1372700873"}, unix(1372700873-30, 0), 0, time.Minute},
+		"x-ratelimit-remaining", "4999", "x-ratelimit-reset", "1372700873"}, unix(1372700873-3000, 0), 0, time.Minute},
 	{"GitHub 403 saying requests remain is not a limit", gitHubDoc, 403, []string{"x-ratelimit-limit", "5000",
 		"x-ratelimit-remaining", "4999", "x-ratelimit-reset", "1372700873"}, unix(1372700873-1800, 0), 0, 0},
 

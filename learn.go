@@ -69,12 +69,14 @@ func speaks(resp *http.Response) bool {
 
 // observation is what resp, the response to a request sent at sent and
 // received at now, says about pacing: its Retry-After whatever its status,
-// and its rate-limit headers (a 429's resets count even where requests
-// remain; see hints.RateLimitWait).
+// and its rate-limit headers. A 429 without Retry-After is refused (see
+// hints.RateLimitWait): its resets count even where requests remain. With
+// Retry-After, the server said when: a reset counts only where its quota
+// is used up.
 func observation(resp *http.Response, sent, now time.Time) limiter.Observation {
 	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
 	o.RetryAfter, _ = hints.RetryAfterField(resp.Header, now)
-	if refused := resp.StatusCode == http.StatusTooManyRequests; refused || hints.HasRateLimit(resp.Header) {
+	if refused := resp.StatusCode == http.StatusTooManyRequests && o.RetryAfter == 0; refused || hints.HasRateLimit(resp.Header) {
 		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now, refused)
 	}
 	return o

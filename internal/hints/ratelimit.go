@@ -52,9 +52,9 @@ var pairs = []pair{
 // time ("2024-08-01T12:30Z"), an HTTP date, or a Go duration ("6m0s",
 // "20ms"). A remaining count may have a decimal part ("0.0").
 //
-// refused says that the response refused its request (a 429): then a
-// reset counts even where the fields say requests remain, or say nothing
-// of what remains. When several fields ask for a wait, the longest wins.
+// refused says that the response refused its request without saying when
+// to come back (a 429 without Retry-After): then a reset counts even where
+// the fields say requests remain, or say nothing of what remains. When several fields ask for a wait, the longest wins.
 // ok is false when none does: fields absent, malformed, with requests
 // remaining, or a reset not after now. Malformed fields are ignored;
 // RateLimitWait never fails.

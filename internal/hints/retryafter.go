@@ -13,9 +13,11 @@
 //     milliseconds (a reset of 600000 waits 600000 seconds, capped);
 //     from 1e9 on it is a Unix time in seconds, from 1e12 on in
 //     milliseconds;
-//   - a 429 whose rate-limit fields say requests remain waits for the
-//     longest reset they give: another quota, such as OpenAI's tokens or
-//     a quota the fields do not show, is used up;
+//   - a 429 without Retry-After whose rate-limit fields say requests
+//     remain waits for the longest reset they give: another quota, such
+//     as OpenAI's tokens or a quota the fields do not show, is used up
+//     (with Retry-After the server said when: GitHub's secondary limits
+//     answer so while the hourly quota has requests left);
 //   - where several fields ask for a wait, the longest wins.
 package hints
 
