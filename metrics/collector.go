@@ -30,9 +30,9 @@ const otherDomain = "other"
 // have a "class" label ("2xx" ... "5xx", "other"), and polite_paused a
 // "reason" label: who asked for the pause, as stats.Snapshot.PauseReason
 // says ("retry-after", "ratelimit", "backoff", "errors" while the server
-// fails, "shared", "crawl-delay", "adaptive"), empty while not paused. A domain key that is
-// not valid UTF-8 (a custom polite.KeyFunc may make one) is labelled as
-// strconv.QuoteToASCII quotes it. The series are:
+// fails, "shared", "crawl-delay", "adaptive"), empty while not paused. A
+// domain key that is not valid UTF-8 (a custom polite.KeyFunc may make
+// one) is labelled as strconv.QuoteToASCII quotes it. The series are:
 //
 //	polite_requests_total                   counter  requests sent (stats TotalRequests)
 //	polite_requests_delayed_total           counter  requests that waited more than 10ms
