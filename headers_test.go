@@ -163,8 +163,12 @@ var realAPIs = []realAPI{
 		unix(1700000000, 0), 0, 50 * time.Second},
 	{"IETF draft 08, 429", ietf08, 429, []string{"Retry-After", "Mon, 05 Aug 2019 09:27:05 GMT", "RateLimit", `"default";r=0;t=5`},
 		httpDate("Mon, 05 Aug 2019 09:27:00 GMT"), 0, 5 * time.Second},
-	{"IETF draft 10, window from the policy", ietf10, 200, []string{"RateLimit-Policy", `"problemPolicy";q=100;w=60`, "RateLimit", `"problemPolicy";r=0`},
-		unix(1700000000, 0), 0, time.Minute},
+	{"IETF draft 10, quota left", ietf10, 200, []string{"RateLimit-Policy", `"default";q=100;w=10`, "RateLimit", `"default";r=50;t=30`},
+		unix(1700000000, 0), 0, 0},
+	{"IETF draft 10, none left, window from the policy", ietf10, 200, []string{"RateLimit-Policy", `"default";q=100;w=10`, "RateLimit", `"default";r=0`},
+		unix(1700000000, 0), 0, 10 * time.Second},
+	{"IETF draft 10, two policies", ietf10, 429, []string{"RateLimit-Policy", `"permin";q=50;w=60,"perhr";q=1000;w=3600`,
+		"RateLimit", `"permin";r=0;t=45`}, unix(1700000000, 0), 0, 45 * time.Second},
 
 	// Retry-After in the three HTTP-date forms, and on a redirect.
 	{"Retry-After IMF-fixdate", rfc9110, 503, []string{"Retry-After", "Sun, 06 Nov 1994 08:49:37 GMT"}, httpDate("Sun, 06 Nov 1994 08:48:37 GMT"), 0, time.Minute},
