@@ -62,10 +62,12 @@ func httpDate(s string) time.Time {
 var realAPIs = []realAPI{
 	// GitHub: primary limits answer 403 or 429 with x-ratelimit-remaining
 	// 0; secondary limits answer 403 or 429, with retry-after when present.
+	{"GitHub, requests left", gitHubDoc, 200, []string{"x-ratelimit-limit", "60", "x-ratelimit-remaining", "56", "x-ratelimit-reset", "1372700873"},
+		httpDate("Mon, 01 Jul 2013 17:27:06 GMT"), 0, 0},
 	{"GitHub primary limit, 403", gitHubDoc, 403, []string{"x-ratelimit-limit", "60", "x-ratelimit-remaining", "0", "x-ratelimit-used", "60",
-		"x-ratelimit-reset", "1372700873", "x-ratelimit-resource", "core"}, unix(1372700873-1800, 0), 0, 30 * time.Minute},
+		"x-ratelimit-reset", "1372700873", "x-ratelimit-resource", "core"}, httpDate("Mon, 01 Jul 2013 17:27:06 GMT"), 0, 1247 * time.Second},
 	{"GitHub primary limit, 429", gitHubDoc, 429, []string{"x-ratelimit-limit", "60", "x-ratelimit-remaining", "0", "x-ratelimit-used", "60",
-		"x-ratelimit-reset", "1372700873", "x-ratelimit-resource", "core"}, unix(1372700873-1800, 0), 0, 30 * time.Minute},
+		"x-ratelimit-reset", "1372700873", "x-ratelimit-resource", "core"}, httpDate("Mon, 01 Jul 2013 17:27:06 GMT"), 0, 1247 * time.Second},
 	{"GitHub secondary limit, 403 with retry-after", gitHubDoc, 403, []string{"retry-after", "60", "x-ratelimit-limit", "5000",
 		"x-ratelimit-remaining", "4999", "x-ratelimit-reset", "1372700873"}, unix(1372700873-3000, 0), 0, time.Minute},
 	{"GitHub secondary limit, 429 with retry-after", gitHubDoc, 429, []string{"retry-after", "60", "x-ratelimit-limit", "5000",
