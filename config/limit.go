@@ -55,11 +55,13 @@ type Limit struct {
 	// never counts). Each status is 0 or from 400 to 599.
 	//
 	// nil means 500, 502, 503, 504 and 0: each says the server, or the
-	// proxy in front of it, is failing or overloaded (a 503 is read as a
-	// 429 too: its Retry-After is honoured). Other 5xx are left out as not
-	// about load: 501 and 505 say what the server does not support, 506 to
-	// 511 are configuration or authentication. An empty, non-nil list
-	// turns this backoff off. A 429 always backs off.
+	// proxy in front of it, is failing or overloaded (a 503's pause is
+	// called "backoff", as a 429's is; the others' "errors"). Other 5xx
+	// are left out as not about load: 501 and 505 say what the server does
+	// not support, 506 to 511 are configuration or authentication. 4xx
+	// other than 429 are the request's fault, not the server's. An empty,
+	// non-nil list turns this backoff off. A 429 always backs off, and a
+	// Retry-After on any status is honoured whatever the list.
 	ErrorStatuses []int
 }
 
