@@ -88,6 +88,15 @@ func TestAdaptiveStartAndMaxDelay(t *testing.T) {
 	gap, _ = st.MinDelay(p.StartDelay)
 	assert.Equal(t, 3*time.Second, gap, "the first response moves halfway from the start delay: (5s + 1s) / 2")
 
+	fast := st
+	for i := range 10 {
+		at := t0.Add(time.Duration(i+2) * time.Second)
+		fast.Observe(&Response{Status: 200, Sent: at, Latency: 10 * time.Millisecond}, at.Add(10*time.Millisecond), p)
+	}
+	gap, _ = fast.MinDelay(p.StartDelay)
+	assert.Less(t, gap, time.Second, "a fast server brings the gap below the start delay")
+	assert.GreaterOrEqual(t, gap, p.Floor, "never below the configured pace")
+
 	for i := range 20 {
 		at := t0.Add(time.Duration(i+2) * time.Minute)
 		st.Observe(&Response{Status: 200, Sent: at, Latency: time.Minute}, at.Add(time.Minute), p)

@@ -131,7 +131,11 @@ type Verdict struct {
 // transport failure does not, having no latency to tell.
 func (s *State) Observe(r *Response, now time.Time, p *Policy) Verdict {
 	if p.Adaptive && !r.Failed {
-		s.adaptive = adaptDelay(max(s.adaptive, p.StartDelay), r.Latency, r.Status, p.Target, p.Floor, p.maxDelay())
+		old := s.adaptive
+		if old == 0 {
+			old = p.StartDelay
+		}
+		s.adaptive = adaptDelay(old, r.Latency, r.Status, p.Target, p.Floor, p.maxDelay())
 	}
 	var v Verdict
 	switch {
