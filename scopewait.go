@@ -195,10 +195,3 @@ type turnError struct {
 
 func (e *turnError) Error() string { return e.err.Error() }
 func (e *turnError) Unwrap() error { return e.err }
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
