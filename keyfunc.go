@@ -21,6 +21,10 @@ import (
 // net/http would, counted in the stats of the key "(no host)". An error
 // makes the Transport refuse the request, wrapping the error: return one
 // for requests with no host to refuse them instead.
+//
+// The server and global scopes (WithServerLimit, WithGlobalLimit) share the
+// limiter with the domains under keys a host name never is: "ip:" and an
+// address, and "(global)". A KeyFunc must not return such keys.
 type KeyFunc func(*http.Request) (string, error)
 
 // noHostKey is the key under which requests with no host are counted.

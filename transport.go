@@ -26,9 +26,12 @@ import (
 //
 // A request flows one way. It is keyed by its URL (DomainKey by default);
 // with WithRobots, its host's robots.txt decides whether it may go; it
-// takes a place under its domain's MaxConcurrent; it waits for its turn,
-// which the limiter (a limiter.Memory by default; see WithLimiter) decides
-// under the domain's config.Limit and what its server asked for; it is
+// takes a place under the MaxConcurrent of its domain and of the scopes it
+// also passes (its server's with WithServerLimit, the whole crawler's with
+// WithGlobalLimit); it waits for its turn in each, which the limiter (a
+// limiter.Memory by default; see WithLimiter) decides under the scope's
+// config.Limit and what its server asked for, holding no turn in one
+// scope while it waits in another; it is
 // sent through the base transport; the limiter takes in what the response
 // says (Retry-After, rate-limit headers, a 429, a server failing with 5xx
 // answers or timeouts, the latency for adaptive pacing); and the domain's
