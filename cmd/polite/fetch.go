@@ -34,7 +34,11 @@ Progress goes to stderr (a live bar on a terminal, one line per URL
 otherwise), then a table of per-domain stats to stdout (JSON with -json).
 Exit status: 0 when every URL got a response, whatever its status; 1 when
 some did not (a bad URL, a network error, a timeout); 2 for bad usage or a
-bad configuration.`
+bad configuration.
+
+With -config, SIGHUP reloads the file while the run goes on: each domain's
+next turn follows its new limit, and stderr says what changed; a file that
+cannot be used changes nothing.`
 
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,
@@ -58,6 +62,7 @@ type fetchFlags struct {
 	contact       string
 	verbose       bool
 	set           map[string]bool // the flags given on the command line
+	file          *config.File    // the -config file as last loaded, -rate and -burst over its default
 }
 
 func (f *fetchFlags) register(fs *flag.FlagSet) {
@@ -170,15 +175,30 @@ func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]po
 	if f.robots != "" {
 		opts = append(opts, polite.WithRobots(f.robots))
 	}
-	def := config.Limit{RequestsPerSecond: 1, Burst: 1}
-	if f.config != "" {
-		file, err := load(f.config)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, polite.WithConfig(file))
-		def = file.Default
+	if f.config == "" {
+		return append(opts, polite.WithDefault(f.overDefault(config.Limit{RequestsPerSecond: 1, Burst: 1}))), nil
 	}
+	file, err := f.loadConfig(load)
+	if err != nil {
+		return nil, err
+	}
+	f.file = file
+	return append(opts, polite.WithConfig(file)), nil
+}
+
+// loadConfig reads the -config file through load, with -rate and -burst
+// over its default.
+func (f *fetchFlags) loadConfig(load func(path string) (*config.File, error)) (*config.File, error) {
+	file, err := load(f.config)
+	if err != nil {
+		return nil, err
+	}
+	file.Default = f.overDefault(file.Default)
+	return file, nil
+}
+
+// overDefault returns def with -rate and -burst over it.
+func (f *fetchFlags) overDefault(def config.Limit) config.Limit {
 	if f.set["rate"] {
 		def.RequestsPerSecond = f.rate
 		def.Burst = max(def.Burst, 1)
@@ -186,7 +206,7 @@ func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]po
 	if f.set["burst"] {
 		def.Burst = f.burst
 	}
-	return append(opts, polite.WithDefault(def)), nil
+	return def
 }
 
 // fetchPlan is what polite fetch's arguments and stdin ask for, checked.
@@ -259,6 +279,9 @@ func runFetch(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "polite fetch: serving metrics at http://%s/metrics\n", srv.Addr)
 	}
 
+	if p.config != "" {
+		defer reloadOnHangup(ctx, t, &p.fetchFlags, config.Load, e.stderr)()
+	}
 	targets := p.targets
 	c := &crawl{
 		client:      &http.Client{Transport: t, Timeout: p.timeout},
