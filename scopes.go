@@ -108,7 +108,7 @@ type scopes struct {
 	resolver *resolve.Cache
 
 	mu      sync.Mutex
-	servers map[string]*scope
+	servers map[string]*scope // by the server's address or /64
 	max     int
 
 	// waiter is the scope that last made a request wait, whose turn a
@@ -159,7 +159,7 @@ func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 	sc := t.scopes
 	if ls.server != nil && req.URL != nil && req.URL.Host != "" {
 		if server, err := sc.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
-			s := sc.acquireServer(serverPrefix + server)
+			s := sc.acquireServer(server)
 			held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key, true)})
 		}
 	}
@@ -170,13 +170,13 @@ func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 	return held
 }
 
-// acquireServer returns the server scope of key, claimed. When the table
-// is full, it first forgets every server no request holds; their pace
-// stays in the limiter.
-func (sc *scopes) acquireServer(key string) *scope {
+// acquireServer returns the scope of server, claimed. When the table is
+// full, it first forgets every server no request holds; their pace stays
+// in the limiter.
+func (sc *scopes) acquireServer(server string) *scope {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	s, ok := sc.servers[key]
+	s, ok := sc.servers[server]
 	if !ok {
 		if len(sc.servers) >= sc.max {
 			for k, old := range sc.servers {
@@ -185,8 +185,8 @@ func (sc *scopes) acquireServer(key string) *scope {
 				}
 			}
 		}
-		s = &scope{name: scopeServer, key: key}
-		sc.servers[key] = s
+		s = &scope{name: scopeServer, key: serverPrefix + server}
+		sc.servers[server] = s
 	}
 	s.held.Add(1)
 	return s

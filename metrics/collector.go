@@ -36,8 +36,7 @@ const otherDomain = "other"
 //
 //	polite_requests_total                   counter  requests sent (stats TotalRequests)
 //	polite_requests_delayed_total           counter  requests that waited more than 10ms
-//	polite_requests_delayed_by_scope_total{scope}  counter  of those, the ones whose last turn was
-//	                                        their server's (scope="server") or the global one ("global")
+//	polite_requests_delayed_by_scope_total{scope}  counter  of those, by the scope whose turn came last: "server" or "global"
 //	polite_requests_canceled_total          counter  requests whose wait failed, not sent
 //	polite_requests_failed_total            counter  sent requests whose round trip failed
 //	polite_requests_disallowed_total        counter  requests robots.txt forbade, not sent
