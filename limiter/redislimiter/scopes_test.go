@@ -99,3 +99,31 @@ func mustGet(t *testing.T, rawURL string) *http.Request {
 	require.NoError(t, err)
 	return req
 }
+
+// TestSetLimitThroughRedis: a SetLimit that slows a domain paced through
+// Redis takes effect at its next turn, counted from the last start.
+func TestSetLimitThroughRedis(t *testing.T) {
+	const gap = 300 * time.Millisecond
+	srv := redistest.Start(t)
+	l, _ := newTestLimiter(t, srv, Options{})
+	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+	})
+	tr, err := polite.NewTransport(base, polite.WithLimiter(l), polite.WithDefault(config.Limit{RequestsPerSecond: 1000, Burst: 1000}))
+	require.NoError(t, err)
+	send := func() time.Time {
+		resp, err := tr.RoundTrip(mustGet(t, "http://a.test/"))
+		require.NoError(t, err)
+		resp.Body.Close()
+		return time.Now()
+	}
+	for range 3 {
+		send()
+	}
+	last := time.Now()
+	require.NoError(t, tr.SetLimit("a.test", config.Limit{MinDelay: gap}))
+	first := send()
+	second := send()
+	assert.GreaterOrEqual(t, first.Sub(last), gap-10*time.Millisecond, "the first turn after the change keeps the new gap")
+	assert.GreaterOrEqual(t, second.Sub(first), gap-10*time.Millisecond)
+}
