@@ -13,13 +13,13 @@ import (
 )
 
 // resolveDomains normalises the configured domains and checks that each can
-// be reached under keyFunc. An entry replaces those of earlier options for
-// the same domain.
-func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.Limit, error) {
+// be reached under keyFunc; each limit takes what it leaves out from def.
+// An entry replaces those of earlier options for the same domain.
+func resolveDomains(entries []domainEntry, keyFunc KeyFunc, def config.Limit) (map[string]*config.Limit, error) {
 	limits := make(map[string]*config.Limit, len(entries))
 	from := make(map[string]domainEntry, len(entries))
 	for _, e := range entries {
-		name, l := e.name, e.limit
+		name, l := e.name, e.limit.Inherit(def)
 		if name == "" {
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: errors.New("domain name is empty")}
 		}

@@ -74,6 +74,7 @@ func (o *options) withDefaults() {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
+	o.defaultLimit = o.defaultLimit.Inherit(defaultLimit)
 }
 
 // check reports the first option that cannot be used.
@@ -90,15 +91,19 @@ func (o *options) check() error {
 }
 
 // WithDefault sets the limit of every domain that has none of its own: 1
-// request a second, burst 1, by default.
+// request a second, burst 1, by default. What l leaves out it takes from
+// that built-in default, as config.Limit.Inherit says: WithDefault(config.Limit{})
+// is the built-in default, and WithDefault(config.Limit{MaxConcurrent: 2})
+// adds a cap to it.
 func WithDefault(l config.Limit) Option {
 	return func(o *options) { o.defaultLimit = l }
 }
 
 // WithDomain sets the limit of one domain, named as the key function names
 // it (with DomainKey, the registrable domain: "example.com", not
-// "www.example.com"). A later option that names the same domain, however
-// it is spelt ("Example.COM."), replaces it.
+// "www.example.com"). What l leaves out it takes from the default, as
+// config.Limit.Inherit says. A later option that names the same domain,
+// however it is spelt ("Example.COM."), replaces it.
 func WithDomain(domain string, l config.Limit) Option {
 	return func(o *options) {
 		o.domainOptions++

@@ -83,7 +83,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err := o.defaultLimit.Validate("default_config"); err != nil {
 		return nil, err
 	}
-	limits, err := resolveDomains(o.domains, o.keyFunc)
+	limits, err := resolveDomains(o.domains, o.keyFunc, o.defaultLimit)
 	if err != nil {
 		return nil, err
 	}
