@@ -44,6 +44,10 @@ func (e *WaitError) Timeout() bool { return errors.Is(e.Err, context.DeadlineExc
 // Temporary reports the same as Timeout, as net/http's timeout errors do.
 func (e *WaitError) Temporary() bool { return e.Timeout() }
 
+// errNotMade is the error of a Transport that NewTransport did not make,
+// such as a zero Transport: it sends nothing.
+var errNotMade = errors.New("polite: a Transport must be made by NewTransport")
+
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.
 var ErrDisallowed = errors.New("polite: disallowed by robots.txt")

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +98,17 @@ func TestZoneLiteralsKeyAsTheirAddress(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "fe80::1", key)
 	}
+}
+
+// TestZeroTransportRefuses checks that a zero Transport fails with an error,
+// not a panic, and closes the request's body.
+func TestZeroTransportRefuses(t *testing.T) {
+	var tr polite.Transport
+	body := &closeCounter{Reader: strings.NewReader("x")}
+	req, err := http.NewRequest(http.MethodPost, "http://example.com/", body)
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	assert.Nil(t, resp)
+	assert.EqualError(t, err, "polite: a Transport must be made by NewTransport")
+	assert.EqualValues(t, 1, body.closes.Load())
 }

@@ -12,8 +12,14 @@ import (
 )
 
 // Option configures a Transport. Options are applied once, by
-// NewTransport, before the Transport is shared. Zero or nil given to an
-// option means its default.
+// NewTransport, before the Transport is shared. These zero values mean the
+// option's default: WithDefault(config.Limit{}) (1 request a second, burst
+// 1; a limit's zero fields take the default's, as config.Limit.Inherit
+// says), WithConfig(nil) (changes nothing), WithKeyFunc(nil) (DomainKey),
+// WithLimiter(nil) (a limiter.Memory), WithMaxWait(0) (no cap),
+// WithMaxDomains(0) (10,000), WithLogger(nil) (silent), WithMaxPause(0)
+// (10 minutes) and WithMaxCrawlDelay(0) (30 seconds). A negative duration
+// or count, and an empty domain name, are errors.
 type Option func(*options)
 
 type options struct {

@@ -47,6 +47,9 @@ import (
 //
 // A Transport is safe for concurrent use by many goroutines. It holds no
 // lock while a request waits, so a slow domain never stalls another.
+//
+// Make a Transport with NewTransport: a zero Transport refuses every
+// request with an error.
 type Transport struct {
 	base           http.RoundTripper
 	keyFunc        KeyFunc
@@ -113,6 +116,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.keyFunc == nil {
+		closeRequestBody(req)
+		return nil, errNotMade
+	}
 	tk := ticket.From(req.Context())
 	d, err := t.acquire(req)
 	if err != nil {
