@@ -45,13 +45,6 @@ func TestWaitErrorForADeadlineIsATimeout(t *testing.T) {
 	var we *polite.WaitError
 	require.True(t, errors.As(err, &we))
 	assert.WithinDuration(t, time.Now().Add(10*time.Second), we.RetryAt, 2*time.Second)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.com/", nil)
-	_, err = tr.RoundTrip(req)
-	require.True(t, errors.As(err, &we))
-	assert.False(t, we.Timeout(), "a cancelled request is no timeout")
 }
 
 // A URL with no host goes to the base unpaced, as net/http would send

@@ -17,9 +17,10 @@ import (
 // 1; a limit's zero fields take the default's, as config.Limit.Inherit
 // says), WithConfig(nil) (changes nothing), WithKeyFunc(nil) (DomainKey),
 // WithLimiter(nil) (a limiter.Memory), WithMaxWait(0) (no cap),
-// WithMaxDomains(0) (10,000), WithLogger(nil) (silent), WithMaxPause(0)
-// (10 minutes) and WithMaxCrawlDelay(0) (30 seconds). A negative duration
-// or count, and an empty domain name, are errors.
+// WithTimeout(0) (none), WithMaxDomains(0) (10,000), WithLogger(nil)
+// (silent), WithMaxPause(0) (10 minutes) and WithMaxCrawlDelay(0) (30
+// seconds). A negative duration or count, and an empty domain name, are
+// errors.
 type Option func(*options)
 
 type options struct {
@@ -30,6 +31,7 @@ type options struct {
 	byHost         bool // keyFunc is the default, which depends on the host alone
 	limiter        limiter.Limiter
 	maxWait        time.Duration
+	timeout        time.Duration
 	maxDomains     int
 	maxPause       time.Duration
 	loopbackExempt bool
@@ -90,6 +92,8 @@ func (o *options) check() error {
 		return fmt.Errorf("polite: WithMaxDomains: must not be negative, got %d", o.maxDomains)
 	case o.maxWait < 0:
 		return fmt.Errorf("polite: WithMaxWait: must not be negative, got %v", o.maxWait)
+	case o.timeout < 0:
+		return fmt.Errorf("polite: WithTimeout: must not be negative, got %v", o.timeout)
 	case o.maxPause < 0:
 		return fmt.Errorf("polite: WithMaxPause: must not be negative, got %v", o.maxPause)
 	}
@@ -154,6 +158,18 @@ func WithLimiter(l limiter.Limiter) Option {
 // default there is no cap beyond the request's context.
 func WithMaxWait(d time.Duration) Option {
 	return func(o *options) { o.maxWait = d }
+}
+
+// WithTimeout gives each request d from its turn: sending it, its
+// response's headers and reading its body must all fit in d, as they must
+// fit in http.Client.Timeout from the call, but the wait for its turn does
+// not count. A request that runs out of it fails as one that ran out of
+// Client.Timeout does, with an error wrapping context.DeadlineExceeded.
+// Use it instead of Client.Timeout (leave that 0) where many requests to
+// one domain may be waiting at once, as a crawler with a short timeout
+// such as colly's has; see WaitError. By default there is none.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) { o.timeout = d }
 }
 
 // WithMaxDomains sets how many domains the Transport tracks at most, 10,000

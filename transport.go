@@ -55,6 +55,7 @@ type Transport struct {
 	keyFunc        KeyFunc
 	limiter        limiter.Limiter
 	maxWait        time.Duration
+	timeout        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
 	clock          clock
@@ -95,6 +96,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		keyFunc:        o.keyFunc,
 		limiter:        o.limiter,
 		maxWait:        o.maxWait,
+		timeout:        o.timeout,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
 		clock:          newClock(),
@@ -127,6 +129,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		tk.Done()
 		return nil, err
 	}
+	if ctx := req.Context(); ctx.Err() != nil {
+		// Done before its turn was asked for: net/http's own error.
+		d.stats.Canceled()
+		return nil, refuse(req, d, tk, false, context.Cause(ctx))
+	}
 	if t.robots != nil {
 		if err := t.robots.check(req.Context(), req, d); err != nil {
 			if errors.Is(err, ErrDisallowed) {
@@ -156,13 +163,19 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	d.used(sent)
 	d.stats.Sent(sent, waited, degraded)
 	d.stats.InFlight(1)
-	resp, err := t.send(base, req, d, tk)
+	var cancel context.CancelFunc
+	if t.timeout > 0 {
+		var sendCtx context.Context
+		sendCtx, cancel = context.WithTimeout(ctx, t.timeout)
+		req = req.WithContext(sendCtx)
+	}
+	resp, err := t.send(base, req, d, tk, cancel)
 	if err != nil {
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, sent)
-	resp.Body = track(d, tk, resp.Body)
+	resp.Body = track(d, tk, cancel, resp.Body)
 	return resp, nil
 }
 
@@ -184,15 +197,15 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // send sends the request, which holds d, through base. If base fails, or
-// panics, the request's flight ends there: its slot and its claim on d are
-// given back before the error returns or the panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (resp *http.Response, err error) {
+// panics, the request's flight ends there: its slot, its claim on d and
+// its WithTimeout context (cancel, if not nil) are given back before the
+// error returns or the panic goes on up.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, cancel context.CancelFunc) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
 			d.stats.Failed()
-			d.finish()
-			tk.Done()
+			endFlight(d, tk, cancel)
 		}
 	}()
 	resp, err = base.RoundTrip(req)
@@ -243,7 +256,8 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	case d.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		full := &placesTaken{max: cap(d.slots), inFlight: len(d.slots), cause: context.Cause(ctx)}
+		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: full}
 	}
 }
 
@@ -266,9 +280,13 @@ func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited
 		}
 		return sent, res.Wait, res.Degraded, nil
 	}
-	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
+	retryAt := t.clock.now().Add(res.Wait)
+	if ctx.Err() != nil {
+		return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
+	}
+	for _, cause := range []error{context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: retryAt, Err: cause}
 		}
 	}
 	return time.Time{}, 0, false, fmt.Errorf("polite: %s: limiter: %w", d.key, err)

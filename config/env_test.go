@@ -58,7 +58,6 @@ func TestLimitFromEnvVariables(t *testing.T) {
 			wantVar: "APP_MIN_DELAY", wantErr: `config: APP_MIN_DELAY="2": not a duration such as "250ms" or "1.5s"`},
 		{name: "jitter negative", prefix: "APP", env: env{"APP_JITTER": "-1s"}, wantVar: "APP_JITTER"},
 		{name: "max concurrent negative", prefix: "APP", env: env{"APP_MAX_CONCURRENT": "-3"}, wantVar: "APP_MAX_CONCURRENT"},
-
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
