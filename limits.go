@@ -46,6 +46,9 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc, def config.Limit) (m
 // (www.example.com under DomainKey), is an error. Any other name is a key
 // as the key function writes it.
 func configKey(name string, keyFunc KeyFunc) (string, error) {
+	if asWritten, err := checkDomainName(name, keyFunc); asWritten || err != nil {
+		return name, err
+	}
 	host, err := normalizeHost(name)
 	if err != nil {
 		return name, nil
@@ -81,14 +84,11 @@ func (t *Transport) newDomain(key string) *domain {
 }
 
 // Limit returns the limit that paces domain: its own, or the default.
+// domain is keyed as a request would be: a host name (www.example.com)
+// or URL answers for its key (example.com under DomainKey).
 func (t *Transport) Limit(domain string) config.Limit {
-	if l, ok := t.limits[domain]; ok {
+	if l, ok := t.limits[t.keyOf(domain)]; ok {
 		return *l
-	}
-	if key, err := normalizeHost(domain); err == nil {
-		if l, ok := t.limits[key]; ok {
-			return *l
-		}
 	}
 	return *t.defaultLimit
 }

@@ -113,7 +113,9 @@ func WithDefault(l config.Limit) Option {
 // it (with DomainKey, the registrable domain: "example.com", not
 // "www.example.com"). What l leaves out it takes from the default, as
 // config.Limit.Inherit says. A later option that names the same domain,
-// however it is spelt ("Example.COM."), replaces it.
+// however it is spelt ("Example.COM."), replaces it. A URL, a path or a
+// port ("https://example.com", "example.com:8080") is an error that says
+// what to write, unless the key function keys requests by that very name.
 func WithDomain(domain string, l config.Limit) Option {
 	return func(o *options) {
 		o.domainOptions++
