@@ -69,4 +69,3 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	s.Quotas = st.Quotas
 	return s
 }
-
