@@ -67,8 +67,9 @@ type Transport struct {
 	robots   *robotsCache // nil unless WithRobots
 }
 
-// NewTransport returns a Transport that sends requests through base
-// (http.DefaultTransport when nil), paced as opts say. Every domain is
+// NewTransport returns a Transport that sends requests through base (a
+// clone of http.DefaultTransport when nil, so that TLS settings made
+// through the Transport stay its own), paced as opts say. Every domain is
 // paced at 1 request a second, burst 1, unless an option says otherwise.
 // An invalid limit is an error naming the domain and the field (a
 // *config.FieldError).
@@ -78,7 +79,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		opt(&o)
 	}
 	if base == nil {
-		base = http.DefaultTransport
+		base = defaultBase()
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -319,6 +320,16 @@ func hostForURL(host string) string {
 		}
 	}
 	return host
+}
+
+// defaultBase is the base of a Transport given none: a clone of
+// http.DefaultTransport, or http.DefaultTransport itself if a program has
+// replaced it with something other than an *http.Transport.
+func defaultBase() http.RoundTripper {
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		return d.Clone()
+	}
+	return http.DefaultTransport
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,
