@@ -22,11 +22,11 @@ import (
 // A wait counts against the context's deadline, and so against
 // http.Client.Timeout: a client with a short timeout that sends many
 // requests to one domain at once sees the later ones fail with a
-// WaitError before their turn. Give each request a deadline that starts
-// with its turn instead: send the requests through a frontier (package
-// frontier), which hands a worker a request only when its turn has come,
-// or leave Client.Timeout at 0 and time each response yourself, as
-// examples/colly does.
+// WaitError before their turn. Give each request a time limit that starts
+// with its turn instead: leave Client.Timeout at 0 and give the Transport
+// WithTimeout (as examples/colly does for colly's 10 s), or send the
+// requests through a frontier (package frontier), which hands a worker a
+// request only when its turn has come.
 //
 // A WaitError is not modified after it is returned.
 type WaitError struct {
