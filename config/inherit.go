@@ -43,8 +43,12 @@ func inheritAbsent(l *Limit, data []byte, def Limit) error {
 	for i := range fields.NumField() {
 		f := fields.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		// Each field of limitJSON has the name of the Limit field it
+		// holds, which TestReadmeConfigTable checks.
 		if _, ok := present[name]; !ok {
-			to.FieldByName(f.Name).Set(from.FieldByName(f.Name))
+			if field := to.FieldByName(f.Name); field.IsValid() {
+				field.Set(from.FieldByName(f.Name))
+			}
 		}
 	}
 	_, burstGiven := present["burst_capacity"]
