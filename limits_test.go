@@ -44,3 +44,30 @@ func TestPartialLimitsInherit(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialLimitsFromJSON checks a file whose domains give one field
+// each, through WithConfig.
+func TestPartialLimitsFromJSON(t *testing.T) {
+	f, err := config.Parse([]byte(`{
+		"default_config": {"requests_per_second": 2},
+		"domains": {
+			"cap.com": {"max_concurrent": 2},
+			"quota.com": {"quotas": [{"requests": 100, "window": "24h"}]},
+			"adaptive.com": {"adaptive": true}
+		}
+	}`))
+	require.NoError(t, err)
+	tr, err := polite.NewTransport(nil, polite.WithConfig(f))
+	require.NoError(t, err)
+	pace := config.Limit{RequestsPerSecond: 2, Burst: 1}
+	assert.Equal(t, pace, tr.Limit("other.org"))
+	withCap := pace
+	withCap.MaxConcurrent = 2
+	assert.Equal(t, withCap, tr.Limit("www.cap.com"))
+	withQuota := pace
+	withQuota.Quotas = []config.Quota{{Requests: 100, Window: 24 * time.Hour}}
+	assert.Equal(t, withQuota, tr.Limit("quota.com"))
+	adaptive := pace
+	adaptive.Adaptive = true
+	assert.Equal(t, adaptive, tr.Limit("adaptive.com"))
+}
