@@ -216,11 +216,12 @@ func TestFileMarshalNames(t *testing.T) {
 	assert.JSONEq(t, `{
 		"version": "1.0",
 		"default_config": {"requests_per_second": 1, "burst_capacity": 1, "min_delay": "0s", "jitter": "0s",
-			"max_concurrent": 0, "quotas": [], "disabled": false, "adaptive": false, "target_concurrency": 0},
+			"max_concurrent": 0, "quotas": [], "disabled": false, "adaptive": false, "target_concurrency": 0,
+			"adaptive_start_delay": "0s", "adaptive_max_delay": "0s", "error_statuses": null},
 		"domains": {"a.com": {
 			"requests_per_second": 2, "burst_capacity": 3, "min_delay": "1.5s", "jitter": "1s",
 			"max_concurrent": 1, "quotas": [{"requests": 30, "window": "1h0m0s"}], "disabled": true, "adaptive": true,
-			"target_concurrency": 0
+			"target_concurrency": 0, "adaptive_start_delay": "0s", "adaptive_max_delay": "0s", "error_statuses": null
 		}}
 	}`, string(data))
 }
@@ -256,6 +257,8 @@ func TestParseInherits(t *testing.T) {
 			config.Limit{RequestsPerSecond: 2, Burst: 3}},
 		{"a default of min_delay alone keeps the built-in bucket", `{"min_delay": "3s"}`, `{"max_concurrent": 1}`,
 			config.Limit{RequestsPerSecond: 1, Burst: 1, MinDelay: 3 * time.Second, MaxConcurrent: 1}},
+		{"the default's error statuses, none", `{"error_statuses": []}`, `{"max_concurrent": 1}`,
+			config.Limit{RequestsPerSecond: 1, Burst: 1, MaxConcurrent: 1, ErrorStatuses: []int{}}},
 		{"disabled keeps false from the default", `{"disabled": true}`, `{"disabled": false, "min_delay": "1s"}`,
 			config.Limit{RequestsPerSecond: 1, Burst: 1, MinDelay: time.Second}},
 	}

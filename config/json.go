@@ -14,15 +14,18 @@ import (
 // limitJSON is the JSON form of a Limit: durations are Go duration strings.
 // Each field has the Go name of the Limit field it holds.
 type limitJSON struct {
-	RequestsPerSecond float64     `json:"requests_per_second"`
-	Burst             int         `json:"burst_capacity"`
-	MinDelay          string      `json:"min_delay"`
-	Jitter            string      `json:"jitter"`
-	MaxConcurrent     int         `json:"max_concurrent"`
-	Quotas            []quotaJSON `json:"quotas"`
-	Disabled          bool        `json:"disabled"`
-	Adaptive          bool        `json:"adaptive"`
-	TargetConcurrency float64     `json:"target_concurrency"`
+	RequestsPerSecond  float64     `json:"requests_per_second"`
+	Burst              int         `json:"burst_capacity"`
+	MinDelay           string      `json:"min_delay"`
+	Jitter             string      `json:"jitter"`
+	MaxConcurrent      int         `json:"max_concurrent"`
+	Quotas             []quotaJSON `json:"quotas"`
+	Disabled           bool        `json:"disabled"`
+	Adaptive           bool        `json:"adaptive"`
+	TargetConcurrency  float64     `json:"target_concurrency"`
+	AdaptiveStartDelay string      `json:"adaptive_start_delay"`
+	AdaptiveMaxDelay   string      `json:"adaptive_max_delay"`
+	ErrorStatuses      *[]int      `json:"error_statuses"` // a pointer, to keep [] apart from absent and null
 }
 
 type quotaJSON struct {
@@ -34,15 +37,20 @@ type quotaJSON struct {
 // included, so that Parse reads it back the same under any default_config.
 func (l Limit) MarshalJSON() ([]byte, error) {
 	out := limitJSON{
-		RequestsPerSecond: l.RequestsPerSecond,
-		Burst:             l.Burst,
-		MinDelay:          l.MinDelay.String(),
-		Jitter:            l.Jitter.String(),
-		MaxConcurrent:     l.MaxConcurrent,
-		Disabled:          l.Disabled,
-		Adaptive:          l.Adaptive,
-		TargetConcurrency: l.TargetConcurrency,
-		Quotas:            []quotaJSON{},
+		RequestsPerSecond:  l.RequestsPerSecond,
+		Burst:              l.Burst,
+		MinDelay:           l.MinDelay.String(),
+		Jitter:             l.Jitter.String(),
+		MaxConcurrent:      l.MaxConcurrent,
+		Disabled:           l.Disabled,
+		Adaptive:           l.Adaptive,
+		TargetConcurrency:  l.TargetConcurrency,
+		Quotas:             []quotaJSON{},
+		AdaptiveStartDelay: l.AdaptiveStartDelay.String(),
+		AdaptiveMaxDelay:   l.AdaptiveMaxDelay.String(),
+	}
+	if l.ErrorStatuses != nil {
+		out.ErrorStatuses = &l.ErrorStatuses
 	}
 	for _, q := range l.Quotas {
 		out.Quotas = append(out.Quotas, quotaJSON{Requests: q.Requests, Window: q.Window.String()})
@@ -81,6 +89,15 @@ func (l *Limit) UnmarshalJSON(data []byte) error {
 	}
 	if out.Jitter, err = parseDuration("jitter", in.Jitter); err != nil {
 		return err
+	}
+	if out.AdaptiveStartDelay, err = parseDuration("adaptive_start_delay", in.AdaptiveStartDelay); err != nil {
+		return err
+	}
+	if out.AdaptiveMaxDelay, err = parseDuration("adaptive_max_delay", in.AdaptiveMaxDelay); err != nil {
+		return err
+	}
+	if in.ErrorStatuses != nil {
+		out.ErrorStatuses = append([]int{}, *in.ErrorStatuses...)
 	}
 	for i, q := range in.Quotas {
 		window, err := parseDuration(fmt.Sprintf("quotas[%d].window", i), q.Window)
