@@ -41,10 +41,10 @@ func clusterSlot(key string) int {
 
 func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	domains := []string{"example.com", "", "%", "%25", "{", "}", "%7B", "a{b}c", "}x{", "{}", "xn--bcher-kva.example", "127.0.0.1", "::1"}
-	for _, prefix := range []string{"polite:", "", "app:{shard}:", "p{"} {
-		l, err := New(redis.NewClient(&redis.Options{}), Options{Prefix: prefix})
+	for _, prefix := range []string{"polite:", "", "app:}", "p}"} {
+		l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{Prefix: prefix})
 		require.NoError(t, err)
-		tags := map[string]string{}
+		tags, slots := map[string]string{}, map[int]bool{}
 		for _, domain := range domains {
 			keys := l.keys(domain, 3)
 			require.Len(t, keys, 4)
@@ -57,9 +57,11 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 				t.Errorf("prefix %q: domains %q and %q share the keys %s...", prefix, other, domain, state)
 			}
 			tags[state] = domain
+			slots[clusterSlot(keys[0])] = true
 		}
+		assert.Greater(t, len(slots), len(domains)/2, "prefix %q: domains spread over slots", prefix)
 	}
-	l, err := New(redis.NewClient(&redis.Options{}), Options{})
+	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:q:0", "polite:{example.com}:q:1"}, l.keys("example.com", 2))
 }

@@ -146,8 +146,11 @@ type Limiter struct {
 var _ limiter.Limiter = (*Limiter)(nil)
 
 // New returns a Limiter that keeps the pace in the Redis that client
-// reaches. It does not contact Redis: a worker starts even while Redis is
-// down, pacing on its own until Redis answers.
+// reaches. It does not wait for Redis: a worker starts even while Redis is
+// down, pacing on its own until Redis answers. It loads the scripts into
+// Redis in the background (into every node of a Cluster), so that the
+// first requests do not wait for that. A Prefix with a hash tag, which
+// would put every domain in one Cluster slot, is refused.
 func New(client redis.UniversalClient, o Options) (*Limiter, error) {
 	return newLimiter(client, redisClock, o)
 }
@@ -177,6 +180,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 	if l.mode == modeFallback {
 		l.handoff = newHandoff()
 	}
+	l.health.wg.Go(l.loadScripts)
 	return l, nil
 }
 
@@ -189,7 +193,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // with FailClosed (an error wrapping ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	var res limiter.Reservation
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, r.Key) {
 		err := l.reserveShared(ctx, &r, &res)
 		if err == nil {
 			return res, nil
@@ -197,13 +201,13 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 		if ctx.Err() != nil {
 			return limiter.Reservation{}, fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, r.Key, err)
 	}
 	switch l.mode {
 	case modeFailOpen:
 		return limiter.Reservation{OK: true, Degraded: true}, nil
 	case modeFailClosed:
-		return limiter.Reservation{}, l.unavailable()
+		return limiter.Reservation{}, l.unavailable(ctx, r.Key)
 	}
 	l.reserveFallback(&r, &res)
 	return res, nil
@@ -288,7 +292,7 @@ func (l *Limiter) Observe(ctx context.Context, r limiter.Request, o limiter.Obse
 // share writes a pause of key for d from now to Redis, or keeps it to
 // carry it over once Redis answers again.
 func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error {
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, key) {
 		err := l.pause(ctx, key, d)
 		if err == nil {
 			return nil
@@ -296,7 +300,7 @@ func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error 
 		if ctx.Err() != nil {
 			return fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, key, err)
 	}
 	l.health.remember(key, time.Now().Add(d))
 	return nil
@@ -316,7 +320,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 	if err != nil {
 		return limiter.State{}, err
 	}
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, r.Key) {
 		st, err := l.sharedState(ctx, &r, &local)
 		if err == nil {
 			return st, nil
@@ -324,7 +328,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 		if ctx.Err() != nil {
 			return limiter.State{}, fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, r.Key, err)
 	}
 	switch l.mode {
 	case modeFailOpen:
@@ -334,7 +338,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 		}
 		return st, nil
 	case modeFailClosed:
-		return limiter.State{}, l.unavailable()
+		return limiter.State{}, l.unavailable(ctx, r.Key)
 	}
 	return local, nil
 }
@@ -388,10 +392,6 @@ func (l *Limiter) reason(why string, paused time.Duration, rule *limiter.Rule, l
 	return limiter.Reason(why)
 }
 
-// down reports whether Redis is considered unavailable now, so that the
-// Limiter paces as its failure mode says rather than through Redis.
-func (l *Limiter) down() bool { return l.health.down.Load() }
-
 // Close stops the background probe. It does not close the client. A
 // Limiter closed while Redis is unavailable stays in its failure mode.
 func (l *Limiter) Close() error {
@@ -417,17 +417,32 @@ func ruleOf(r *limiter.Request) *limiter.Rule {
 }
 
 // run runs script s, bounded by the Limiter's timeout whatever the
-// client's own timeouts, and returns its reply. With a client that
-// honours deadlines it makes no closure, as it runs for every request.
+// client's own timeouts, and returns its reply. A node that does not know
+// the script yet (a cold start, a replica promoted, SCRIPT FLUSH) loads it
+// first, which the timeout does not bound: loadScripts bounds it.
 func (l *Limiter) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+	v, err := l.evalSha(ctx, s, keys, args)
+	if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return v, err
+	}
+	if err := l.load(ctx, s, keys[0]); err != nil {
+		return nil, err
+	}
+	return l.evalSha(ctx, s, keys, args)
+}
+
+// evalSha runs script s by its hash, bounded by the Limiter's timeout.
+// With a client that honours deadlines it makes no closure, as it runs for
+// every request.
+func (l *Limiter) evalSha(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
 	if !l.direct {
 		return l.bounded(ctx, func(ctx context.Context) (any, error) {
-			return s.Run(ctx, l.client, keys, args...).Result()
+			return s.EvalSha(ctx, l.client, keys, args...).Result()
 		})
 	}
 	bctx, cancel := l.deadlines.bound(ctx)
 	defer cancel()
-	v, err := s.Run(bctx, l.client, keys, args...).Result()
+	v, err := s.EvalSha(bctx, l.client, keys, args...).Result()
 	return v, l.late(ctx, bctx, err)
 }
 

@@ -1,6 +1,7 @@
 package redislimiter
 
 import (
+	"context"
 	_ "embed"
 	"math"
 	"strconv"
@@ -34,6 +35,41 @@ var (
 // takes part in is written once.
 type scripts struct {
 	reserve, cancel, pause, confirm *redis.Script
+}
+
+// loadTimeout bounds the loading of the scripts into Redis, which each
+// node needs once (and again after SCRIPT FLUSH, or a replica promoted):
+// ten times the Limiter's timeout, so that a loaded Redis does not turn a
+// cold start into an outage.
+func (l *Limiter) loadTimeout() time.Duration { return 10 * l.timeout }
+
+// loadScripts loads every script into Redis, into every node of a Cluster,
+// so that requests need not. Where it fails, the request that finds the
+// script missing loads it (run).
+func (l *Limiter) loadScripts() {
+	ctx, cancel := context.WithTimeout(context.Background(), l.loadTimeout())
+	defer cancel()
+	for _, s := range []*redis.Script{l.scripts.reserve, l.scripts.cancel, l.scripts.pause, l.scripts.confirm} {
+		if s.Load(ctx, l.client).Err() != nil {
+			return
+		}
+	}
+}
+
+// load loads script s into the node that serves key, bounded by
+// loadTimeout.
+func (l *Limiter) load(ctx context.Context, s *redis.Script, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, l.loadTimeout())
+	defer cancel()
+	var node redis.Scripter = l.client
+	if cluster, ok := l.client.(*redis.ClusterClient); ok {
+		primary, err := cluster.MasterForKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		node = primary
+	}
+	return s.Load(ctx, node).Err()
 }
 
 // horizon is the longest wait a Limiter hands out: a reservation that
