@@ -30,8 +30,20 @@ func (h *logRecorder) WithGroup(string) slog.Handler            { return h }
 func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.msgs = append(h.msgs, r.Level.String()+" "+r.Message)
+	msg := r.Time.Format("15:04:05.000 ") + r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += " " + a.String()
+		return true
+	})
+	h.msgs = append(h.msgs, msg)
 	return nil
+}
+
+// String returns the messages, one per line.
+func (h *logRecorder) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return strings.Join(h.msgs, "\n")
 }
 
 // count returns how many messages contain s.
@@ -48,8 +60,8 @@ func (h *logRecorder) count(s string) int {
 }
 
 const (
-	downLog = "WARN redislimiter: redis unavailable"
-	upLog   = "INFO redislimiter: redis answers again"
+	downLog = " WARN redislimiter: redis unavailable"
+	upLog   = " INFO redislimiter: redis answers again"
 )
 
 // newTestLimiter returns a Limiter on srv with o, probing every 50ms, with
