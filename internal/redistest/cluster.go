@@ -18,11 +18,10 @@ type Cluster struct {
 }
 
 // StartCluster starts a Redis Cluster of three primaries and three
-// replicas and waits until every node serves every slot. Its nodes keep
-// serving the slots they hold while another primary is down
-// (cluster-require-full-coverage no). Without redis-server or redis-cli on
-// PATH the test is skipped, or fails when POLITE_REQUIRE_REDIS=1.
-func StartCluster(tb testing.TB) *Cluster {
+// replicas, with extra arguments for each redis-server, and waits until
+// every node serves every slot. Without redis-server or redis-cli on PATH
+// the test is skipped, or fails when POLITE_REQUIRE_REDIS=1.
+func StartCluster(tb testing.TB, extra ...string) *Cluster {
 	tb.Helper()
 	lookPath(tb, "redis-cli")
 	c := &Cluster{tb: tb}
@@ -30,8 +29,8 @@ func StartCluster(tb testing.TB) *Cluster {
 		// A primary pings its replica every second, not ten, so that the
 		// replica's offset moves and CLUSTER SLOTS lists it soon: Redis
 		// leaves out a replica whose offset is still 0.
-		c.Nodes = append(c.Nodes, start(tb, nil, []string{"--cluster-enabled", "yes", "--cluster-node-timeout", "1000",
-			"--cluster-require-full-coverage", "no", "--repl-ping-replica-period", "1"}))
+		args := []string{"--cluster-enabled", "yes", "--cluster-node-timeout", "1000", "--repl-ping-replica-period", "1"}
+		c.Nodes = append(c.Nodes, start(tb, nil, append(args, extra...)))
 	}
 	args := []string{"--cluster", "create"}
 	for _, n := range c.Nodes {

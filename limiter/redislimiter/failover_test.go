@@ -209,34 +209,43 @@ func (fig failoverFigures) check(t *testing.T, f *failover) {
 // TestClusterFailover: three workers pace 30 domains at 5/s through a
 // Redis Cluster of three primaries and three replicas; one primary is
 // killed. Only the domains of that primary are paced by each worker's
-// fallback, until the worker's probe finds the promoted replica; the
-// others keep the shared pace throughout.
+// fallback, until the worker's probe finds the promoted replica. With
+// cluster-require-full-coverage no, the others keep the shared pace
+// throughout; with yes (Redis's default), every primary refuses commands
+// from when the cluster marks the dead one failed until the promotion, and
+// the domains of every primary are paced by the fallbacks meanwhile.
 func TestClusterFailover(t *testing.T) {
-	c := redistest.StartCluster(t)
-	primary, replica := c.Serving("polite:{d0.example}:state")
-	admin := redis.NewClient(&redis.Options{Addr: replica.Addr()})
-	t.Cleanup(func() { admin.Close() })
-	const domains = 30
-	onVictim := map[string]bool{}
-	for d := range domains {
-		domain := fmt.Sprintf("d%d.example", d)
-		p, _ := c.Serving("polite:{" + domain + "}:state")
-		onVictim[domain] = p == primary
+	for _, fullCoverage := range []string{"no", "yes"} {
+		t.Run("cluster-require-full-coverage "+fullCoverage, func(t *testing.T) {
+			c := redistest.StartCluster(t, "--cluster-require-full-coverage", fullCoverage)
+			primary, replica := c.Serving("polite:{d0.example}:state")
+			admin := redis.NewClient(&redis.Options{Addr: replica.Addr()})
+			t.Cleanup(func() { admin.Close() })
+			const domains = 30
+			onVictim := map[string]bool{}
+			for d := range domains {
+				domain := fmt.Sprintf("d%d.example", d)
+				p, _ := c.Serving("polite:{" + domain + "}:state")
+				onVictim[domain] = p == primary
+			}
+			t.Logf("%d of %d domains on the primary killed", countTrue(onVictim), domains)
+			f := &failover{
+				workers: 3, domains: domains, rule: limiter.Rule{Rate: 5, Burst: 1},
+				client: func() redis.UniversalClient {
+					return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true})
+				},
+				victim:   func(domain string) bool { return onVictim[domain] },
+				kill:     primary.Kill,
+				promoted: func() bool { return isPrimary(admin) },
+				back:     time.Second,
+			}
+			fig := f.run(t)
+			fig.check(t, f)
+			if fullCoverage == "no" {
+				assert.Zero(t, fig.healthyOff, "the domains of healthy primaries keep the shared pace")
+			}
+		})
 	}
-	t.Logf("%d of %d domains on the primary killed", countTrue(onVictim), domains)
-	f := &failover{
-		workers: 3, domains: domains, rule: limiter.Rule{Rate: 5, Burst: 1},
-		client: func() redis.UniversalClient {
-			return redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), ContextTimeoutEnabled: true})
-		},
-		victim:   func(domain string) bool { return onVictim[domain] },
-		kill:     primary.Kill,
-		promoted: func() bool { return isPrimary(admin) },
-		back:     time.Second,
-	}
-	fig := f.run(t)
-	fig.check(t, f)
-	assert.Zero(t, fig.healthyOff, "the domains of healthy primaries keep the shared pace")
 }
 
 // TestSentinelFailover: three workers pace 30 domains at 5/s through a

@@ -87,18 +87,25 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // them in each process, since a shared count would leak the slots of a
 // worker that dies mid-request.
 //
-// Each call to Redis is bounded by Options.Timeout. When Redis does not answer
-// in time or fails (a full Redis refusing writes included), the Limiter
-// logs it once and, by default, paces each domain in this process with the
-// same limits and what this process learned (its limiter.Memory), marking
-// its reservations Degraded, which the Transport counts in its stats; no
-// request fails because Redis is down. Options.FailOpen stops pacing instead and
-// FailClosed fails requests; their docs say when to use which. In the
-// background the Limiter tries a reservation of its own
-// (Options.ProbeInterval), not a PING, and returns to the shared pace as soon
-// as that works, logging that once too: an outage is one outage, one
-// warning and one recovery. Pauses made while Redis is away are carried
-// over to it then.
+// Each call to Redis is bounded by Options.Timeout (loading a script into
+// a node that lacks it, once per node, is not counted). When Redis does
+// not answer in time or fails (a full Redis refusing writes included),
+// the Limiter logs it once and, by default, paces each domain in this
+// process with the same limits and what this process learned (its
+// limiter.Memory), marking its reservations Degraded, which the Transport
+// counts in its stats; no request fails because Redis is down.
+// Options.FailOpen stops pacing instead and FailClosed fails requests;
+// their docs say when to use which. An outage is of the node that failed:
+// on a Redis Cluster (a *redis.ClusterClient), the domains of the other
+// primaries keep the shared pace. In the background the Limiter has a
+// Cluster client reload its slot map, and tries a reservation of its own
+// (Options.ProbeInterval) in the slot that failed, not a PING; it returns
+// that node's domains to the shared pace as soon as that works, on the
+// promoted replica after a failover. Pauses made while Redis is away are
+// carried over to it then. The recovery is logged once the shared pace
+// has held for a second: an outage is one outage, one warning and one
+// recovery, also when Redis takes a write and refuses the next, as a
+// full one does.
 //
 // What an outage costs, by default: the request whose call fails waits up
 // to Options.Timeout before it is paced here; then each process paces on its
