@@ -228,7 +228,7 @@ func scriptReason(why string) limiter.Reason {
 // about when it was read, which its quotas' NextFree count from.
 func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) (limiter.State, time.Time) {
 	t.Helper()
-	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, len(rule.Quotas)), append(ruleArgs(rule, 1), "report"))
+	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, rule.Quotas), append(ruleArgs(rule, 1), "report"))
 	require.NoError(t, err)
 	at := time.Now()
 	st, err := parseState(v, rule.Quotas)
@@ -314,7 +314,7 @@ func TestCancelLatestRestoresState(t *testing.T) {
 	ctx := context.Background()
 	rule := limiter.Rule{Rate: 3, Burst: 2, MinDelay: 70 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}
 	const key = "undo.example"
-	keys := f.keys(key, 1)
+	keys := f.keys(key, rule.Quotas)
 	snapshot := func() ([]string, []string) {
 		state, err := dumpState.Run(ctx, f.client, keys[:1]).StringSlice()
 		require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -97,15 +98,18 @@ func newScripts(clock string) scripts {
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }
 
-// keys returns the keys of domain under rule: its state hash, then one
-// list per quota. All of them share the hash tag {domain}, so that they
-// live in one Redis Cluster slot.
-func (l *Limiter) keys(domain string, quotas int) []string {
-	keys := make([]string, 1+quotas)
+// keys returns the keys of domain under quotas: its state hash, then one
+// list per quota, named by what the quota is (its requests and window in
+// microseconds), so that workers whose quota lists differ, during a
+// rolling deploy, share the list of each quota they have in common and
+// each enforces every quota it knows. All of them share the hash tag
+// {domain}, so that they live in one Redis Cluster slot.
+func (l *Limiter) keys(domain string, quotas []config.Quota) []string {
+	keys := make([]string, 1+len(quotas))
 	keys[0] = l.prefix + "{" + hashTag(domain) + "}:state"
 	base := strings.TrimSuffix(keys[0], "state")
-	for i := range quotas {
-		keys[1+i] = base + "q:" + strconv.Itoa(i)
+	for i, q := range quotas {
+		keys[1+i] = base + "q:" + strconv.Itoa(q.Requests) + ":" + strconv.FormatInt(micros(q.Window), 10)
 	}
 	return keys
 }

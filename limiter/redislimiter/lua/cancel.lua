@@ -16,24 +16,16 @@
 -- keeping one that was not only holds the next starts back. The state is
 -- as reserve.lua describes it.
 local nq = #KEYS - 1
-local sig = ''
-for i = 1, nq do
-  if i > 1 then
-    sig = sig .. ','
-  end
-  sig = sig .. ARGV[3 + 2 * i]
-end
 local epoch, id = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq])
 local start = ARGV[7 + 2 * nq]
 local raw = redis.call('HGET', KEYS[1], 's')
 if not raw then
   return 0
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
+local tk, ta, l, p, qa, seq, _, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
 if ep ~= epoch then
   return 0
 end
-local fits = nq > 0 and had_sig == sig
 
 -- Both ways the domain is quiet no later than before, so the keys' expiry
 -- stands.
@@ -47,26 +39,27 @@ if seq == id and uqa then
       qa = math.max(qa, s + math.min(math.ceil((burst - sk) * 1e6 / rate), 2 * horizon))
     end
   end
-  if fits then
-    for i = 1, nq do
-      if uq[2 * i - 1] then
-        redis.call('RPOP', KEYS[1 + i])
-        if uq[2 * i] then
-          redis.call('LPUSH', KEYS[1 + i], uq[2 * i])
-        end
+  for i = 1, nq do
+    local key = KEYS[1 + i]
+    local evicted = uq and uq[key]
+    if evicted then
+      redis.call('RPOP', key)
+      if evicted ~= '' then
+        redis.call('LPUSH', key, evicted)
       end
     end
   end
-  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, nil, nil, nil, nil, nil, ep, s, sk))
+  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, '', xa, nil, nil, nil, nil, nil, ep, s, sk))
   return 1
 end
 
-if fits then
-  for i = 1, nq do
-    if redis.call('LREM', KEYS[1 + i], -1, start) > 0 and uqa then
-      uq[2 * i - 1] = false
-    end
+-- A list this removes a start from can no longer be undone by popping its
+-- tail.
+for i = 1, nq do
+  local key = KEYS[1 + i]
+  if redis.call('LREM', key, -1, start) > 0 and uq then
+    uq[key] = nil
   end
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, '', xa, utk, uta, ul, uqa, uq, ep, s, sk))
 return 2

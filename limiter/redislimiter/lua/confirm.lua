@@ -18,13 +18,6 @@
 local nq = #KEYS - 1
 local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
 local min_delay, jitter = math.min(tonumber(ARGV[3]), 2 * horizon), math.min(tonumber(ARGV[4]), 2 * horizon)
-local sig = ''
-for i = 1, nq do
-  if i > 1 then
-    sig = sig .. ','
-  end
-  sig = sig .. ARGV[3 + 2 * i]
-end
 local epoch, start = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq])
 
 local now = clock()
@@ -32,7 +25,7 @@ local raw = redis.call('HGET', KEYS[1], 's')
 if not raw then
   return {0, 0}
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
+local tk, ta, l, p, qa, seq, _, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
 if ep ~= epoch then
   return {0, 0}
 end
@@ -49,7 +42,7 @@ end
 
 local ms
 if now - start > slip then
-  if nq > 0 and had_sig == sig then
+  if nq > 0 then
     local was, is = string.format('%.0f', start), string.format('%.0f', now)
     for i = 1, nq do
       local key = KEYS[1 + i]
@@ -87,7 +80,7 @@ if rate > 0 then
 end
 
 xa, ms = expiry(now, qa, xa, false)
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, '', xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   for i = 1, #KEYS do
     redis.call('PEXPIRE', KEYS[i], ms)

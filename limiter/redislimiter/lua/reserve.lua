@@ -12,7 +12,8 @@
 --
 -- KEYS[1] is the domain's state hash; KEYS[1+i] is the list of the latest
 -- starts in quota i's window, oldest first, at most as many as the quota
--- allows. The hash has one field, s: a MessagePack stream (cmsgpack) of
+-- allows. A list's key names its quota (requests and window), so workers
+-- whose quota lists differ share the lists of the quotas they share. The hash has one field, s: a MessagePack stream (cmsgpack) of
 -- these values, so that a call reads and writes one small value; cancel
 -- and pause write it too:
 --   tk, ta  the bucket's tokens at time ta; nil when the bucket is full
@@ -20,15 +21,14 @@
 --   p       paused until
 --   qa      quiet at: from then on the state is as good as a fresh one
 --   seq     the latest reservation's number, below 2^32
---   sig     the quotas' sizes the lists were made for ("10,100"); lists
---           made for other sizes count as empty (fitWindows)
+--   sig     '' (older scripts kept the quotas' sizes here)
 --   xa      when the keys expire
 --   utk, uta, ul, uqa
 --           while the latest reservation can be undone, the tk, ta, l and
 --           qa before it; uqa is nil when it cannot
---   uq      with quotas, for each one whether the latest reservation
---           pushed onto its list and the start that push evicted (nil:
---           none), in one table; nil without quotas
+--   uq      with quotas, by list key, the lists the latest reservation
+--           pushed onto, each with the start that push evicted ('' for
+--           none); nil without quotas
 --   ep      the state's epoch, in [1, 2^32): set from the clock when the
 --           first reservation writes the state, so that a state made anew
 --           (FLUSHALL, a restart without persistence, an eviction) is told
@@ -71,15 +71,11 @@ end
 if ARGV[4] ~= '0' then
   jitter = math.min(tonumber(ARGV[4]), 2 * horizon)
 end
-local sig, requests, windows = '', nil, nil
+local requests, windows = nil, nil
 if nq > 0 then
   requests, windows = {}, {}
   for i = 1, nq do
     requests[i], windows[i] = tonumber(ARGV[3 + 2 * i]), math.min(tonumber(ARGV[4 + 2 * i]), 2 * horizon)
-    if i > 1 then
-      sig = sig .. ','
-    end
-    sig = sig .. ARGV[3 + 2 * i]
   end
 end
 local report, sample, max_wait, not_before = ARGV[5 + 2 * nq] == 'report', 0, 0, 0
@@ -92,12 +88,11 @@ end
 
 local now = clock()
 local raw = redis.call('HGET', KEYS[1], 's')
-local tk, ta, l, p, qa, seq, had_sig, xa, ep, s, sk = nil, nil, nil, 0, 0, 0, '', 0, nil, nil, nil
+local tk, ta, l, p, qa, seq, xa, ep, s, sk = nil, nil, nil, 0, 0, 0, 0, nil, nil, nil
 if raw then
   local _
-  tk, ta, l, p, qa, seq, had_sig, xa, _, _, _, _, _, ep, s, sk = cmsgpack.unpack(raw)
+  tk, ta, l, p, qa, seq, _, xa, _, _, _, _, _, ep, s, sk = cmsgpack.unpack(raw)
 end
-local fits = had_sig == sig
 
 -- How many starts each quota's list holds and, for the full ones, the
 -- oldest start.
@@ -105,12 +100,9 @@ local n, oldest
 if nq > 0 then
   n, oldest = {}, {}
   for i = 1, nq do
-    n[i] = 0
-    if fits then
-      n[i] = redis.call('LLEN', KEYS[1 + i])
-      if n[i] >= requests[i] then
-        oldest[i] = tonumber(redis.call('LINDEX', KEYS[1 + i], 0))
-      end
+    n[i] = redis.call('LLEN', KEYS[1 + i])
+    if n[i] >= requests[i] then
+      oldest[i] = tonumber(redis.call('LINDEX', KEYS[1 + i], 0))
     end
   end
 end
@@ -174,15 +166,13 @@ if report then
   local out = {math.min(t - now, horizon), reason, math.max(0, p - now)}
   for i = 1, nq do
     local remaining, next_free = requests[i], 0
-    if fits then
-      for _, v in ipairs(redis.call('LRANGE', KEYS[1 + i], 0, -1)) do
-        local ends = tonumber(v) + windows[i]
-        if ends > now then
-          if remaining == requests[i] then
-            next_free = ends - now
-          end
-          remaining = remaining - 1
+    for _, v in ipairs(redis.call('LRANGE', KEYS[1 + i], 0, -1)) do
+      local ends = tonumber(v) + windows[i]
+      if ends > now then
+        if remaining == requests[i] then
+          next_free = ends - now
         end
+        remaining = remaining - 1
       end
     end
     out[#out + 1], out[#out + 2] = remaining, next_free
@@ -215,12 +205,9 @@ if rate > 0 then
 end
 local made = false -- a list was made, without an expiry yet
 if nq > 0 then
-  if not fits then
-    redis.call('DEL', unpack(KEYS, 2))
-  end
   uq = {}
   for i = 1, nq do
-    local key, evicted = KEYS[1 + i], nil
+    local key, evicted = KEYS[1 + i], ''
     -- '%.0f' writes a time exactly, never in exponent form, as list
     -- entries must be for LREM to find them.
     redis.call('RPUSH', key, string.format('%.0f', t))
@@ -228,7 +215,7 @@ if nq > 0 then
       evicted = redis.call('LPOP', key)
     end
     made = made or n[i] == 0
-    uq[2 * i - 1], uq[2 * i] = true, evicted
+    uq[key] = evicted
     qa = math.max(qa, t + windows[i])
   end
 end
@@ -251,7 +238,7 @@ end
 -- A list just made has no expiry yet.
 local ms
 xa, ms = expiry(now, qa, xa, made)
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
+redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, '', xa, utk, uta, ul, uqa, uq, ep, s, sk))
 if ms then
   for i = 1, #KEYS do
     redis.call('PEXPIRE', KEYS[i], ms)
