@@ -118,7 +118,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 func TestKeysExpireOnceIdle(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	t.Run("after quietAt", func(t *testing.T) {
+	t.Run("once quiet", func(t *testing.T) {
 		f := newFakeClock(t, srv)
 		f.at(t, 0)
 		pttl := func(key string) time.Duration {

@@ -291,17 +291,13 @@ func TestJitterAddsToTheGap(t *testing.T) {
 // dumpState returns a domain's stored pace as text: tokens, tokens' time,
 // latest start, paused until, quiet at; a domain without state reads as a
 // fresh one.
-var dumpState = redis.NewScript(`
-local tk, ta, l, p, qa = nil, nil, nil, 0, 0
-local raw = redis.call('HGET', KEYS[1], 's')
-if raw then
-  tk, ta, l, p, qa = cmsgpack.unpack(raw)
-end
+var dumpState = redis.NewScript(luaState + `
+local _, tokens, tokens_at, latest, paused_until, quiet_at = load_state(KEYS[1])
 local function f(x)
   if x == nil then return 'none' end
   return string.format('%.17g', x)
 end
-return {f(tk), f(ta), f(l), f(p), f(qa)}
+return {f(tokens), f(tokens_at), f(latest), f(paused_until), f(quiet_at)}
 `)
 
 // TestCancelLatestRestoresState checks that undoing the latest reservation

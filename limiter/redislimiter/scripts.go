@@ -17,6 +17,8 @@ import (
 var (
 	//go:embed lua/clock.lua
 	redisClock string
+	//go:embed lua/state.lua
+	luaState string
 	//go:embed lua/reserve.lua
 	luaReserve string
 	//go:embed lua/cancel.lua
@@ -88,12 +90,14 @@ const slip = time.Millisecond
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon and slip, in microseconds, recorded (record.lua), the
-// record's rule that reserve and confirm share, and expiry (expiry.lua),
-// the keys' expiry that reserve, confirm and pause set.
+// also sees horizon and slip, in microseconds; the state's codec,
+// load_state and save_state, and the bucket's arithmetic, token_time and
+// tokens_then (state.lua); recorded (record.lua), the record's rule that
+// reserve and confirm share; and expiry (expiry.lua), the keys' expiry
+// that reserve, confirm and pause set.
 func newScripts(clock string) scripts {
 	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaRecord + luaExpiry
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaState + luaRecord + luaExpiry
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }
