@@ -37,8 +37,9 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // starts and to learn whether a worker paused the domain meanwhile; if one
 // did, its turn is given back and the first one after the pause claimed.
 // A cancelled wait gives its
-// start back. A domain's keys (prefix + "{domain}:state", prefix +
-// "{domain}:q:N") share a hash tag, so the scripts run on Redis Cluster.
+// start back. A domain's keys (prefix + "{domain}:state", and one list
+// per quota, named by its requests and window) share a hash tag, so the
+// scripts run on Redis Cluster.
 // They expire once the domain has been idle for as long as it takes to
 // recover fully (its bucket full, its min delay, pause and quota windows
 // over) and as long again, at least a second, so Redis holds only active
