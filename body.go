@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -8,36 +9,54 @@ import (
 	"github.com/polite-go/polite/internal/ticket"
 )
 
-// trackedBody ends its request's flight when it is closed, once. It
-// holds no pointer it changes, so that closing it costs no write barrier.
+// trackedBody ends its request's flight when it is read to its end or
+// closed, whichever comes first, once, as net/http returns a connection to
+// its pool then. It holds no pointer it changes, so that ending the flight
+// costs no write barrier.
 type trackedBody struct {
 	io.ReadCloser
 	done atomic.Bool
-	d    *domain
-	p    *pace
-	held claims
+	fl   flight
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.end()
+	}
+	return n, err
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
+	b.end()
+	return err
+}
+
+func (b *trackedBody) end() {
 	if b.done.CompareAndSwap(false, true) {
-		b.d.finish(b.p)
-		b.held.end()
+		b.fl.end()
 	}
-	return err
 }
 
-// ticketedBody is a trackedBody whose request carries a ticket, which
-// ends with the flight.
-type ticketedBody struct {
-	trackedBody
-	tk *ticket.Ticket
+// flight is what a request sent holds until its flight ends.
+type flight struct {
+	d      *domain
+	p      *pace // d's pace the request took its place under
+	held   claims
+	tk     *ticket.Ticket     // nil if the request carries none
+	cancel context.CancelFunc // ends WithTimeout's context; nil without it
 }
 
-func (b *ticketedBody) Close() error {
-	err := b.trackedBody.Close()
-	b.tk.Done() // once only: a Ticket calls its function the first time
-	return err
+// end ends the flight: its places and stats, its claims on scopes, its
+// ticket and its WithTimeout context.
+func (fl *flight) end() {
+	fl.d.finish(fl.p)
+	fl.held.end()
+	fl.tk.Done() // once only: a Ticket calls its function the first time
+	if fl.cancel != nil {
+		fl.cancel()
+	}
 }
 
 // trackedReadWriteBody keeps the io.Writer of a 101 Switching Protocols
@@ -49,22 +68,14 @@ type trackedReadWriteBody struct {
 
 func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// track wraps body so that closing it ends the flight of its request to
-// d, in the scopes it holds, and tk; a missing or empty body ends it at
-// once.
-func track(d *domain, p *pace, tk *ticket.Ticket, held claims, body io.ReadCloser) io.ReadCloser {
+// track wraps body so that reading it to its end or closing it ends fl;
+// a missing or empty body ends it at once.
+func track(fl flight, body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
-		d.finish(p)
-		held.end()
-		tk.Done()
+		fl.end()
 		return body
 	}
-	var tracked io.ReadCloser
-	if tk == nil {
-		tracked = &trackedBody{ReadCloser: body, d: d, p: p, held: held}
-	} else {
-		tracked = &ticketedBody{trackedBody: trackedBody{ReadCloser: body, d: d, p: p, held: held}, tk: tk}
-	}
+	tracked := &trackedBody{ReadCloser: body, fl: fl}
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tracked, w}
 	}

@@ -13,13 +13,14 @@ import (
 )
 
 // resolveDomains normalises the configured domains and patterns and checks
-// that each can be reached under keyFunc. An entry replaces those of
-// earlier options for the same domain.
-func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (*pattern.Table[*config.Limit], error) {
+// that each can be reached under keyFunc; each limit takes what it leaves
+// out from def. An entry replaces those of earlier options for the same
+// domain.
+func resolveDomains(entries []domainEntry, keyFunc KeyFunc, def config.Limit) (*pattern.Table[*config.Limit], error) {
 	limits := new(pattern.Table[*config.Limit])
 	from := make(map[string]domainEntry, len(entries))
 	for _, e := range entries {
-		name, l := e.name, e.limit
+		name, l := e.name, e.limit.Inherit(def)
 		if err := pattern.Check(name); err != nil {
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: err}
 		}
@@ -76,6 +77,9 @@ func configPattern(parent string, keyFunc KeyFunc) (string, error) {
 // (www.example.com under DomainKey), is an error. Any other name is a key
 // as the key function writes it.
 func configKey(name string, keyFunc KeyFunc) (string, error) {
+	if asWritten, err := checkDomainName(name, keyFunc); asWritten || err != nil {
+		return name, err
+	}
 	host, err := normalizeHost(name)
 	if err != nil {
 		return name, nil
@@ -103,16 +107,13 @@ func (t *Transport) newDomain(key string) *domain {
 }
 
 // Limit returns the limit that paces domain: its own, that of the most
-// specific pattern it falls under, or the default.
+// specific pattern it falls under, or the default. domain is keyed as a
+// request would be: a host name (www.example.com) or URL answers for its
+// key (example.com under DomainKey).
 func (t *Transport) Limit(domain string) config.Limit {
 	ls := t.limits.Load()
-	if l, ok := ls.domains.Lookup(domain); ok {
+	if l, ok := ls.domains.Lookup(t.keyOf(domain)); ok {
 		return *l
-	}
-	if key, err := normalizeHost(domain); err == nil {
-		if l, ok := ls.domains.Lookup(key); ok {
-			return *l
-		}
 	}
 	return *ls.def
 }

@@ -29,18 +29,33 @@ func newLimitSet(def *config.Limit, domains []domainEntry, server, global *confi
 	if err := def.Validate("default_config"); err != nil {
 		return nil, err
 	}
-	for name, l := range map[string]*config.Limit{"server_config": server, "global_config": global} {
-		if l != nil {
-			if err := l.Validate(name); err != nil {
-				return nil, err
-			}
-		}
+	server, err := scopeLimit("server_config", server)
+	if err != nil {
+		return nil, err
 	}
-	table, err := resolveDomains(domains, keyFunc)
+	global, err = scopeLimit("global_config", global)
+	if err != nil {
+		return nil, err
+	}
+	table, err := resolveDomains(domains, keyFunc, *def)
 	if err != nil {
 		return nil, err
 	}
 	return &limitSet{def: def, domains: table, server: server, global: global}, nil
+}
+
+// scopeLimit checks the limit of the scope named as its config field is,
+// nil if none, and returns it with a rate's burst filled in. It takes
+// nothing from the default.
+func scopeLimit(field string, l *config.Limit) (*config.Limit, error) {
+	if l == nil {
+		return nil, nil
+	}
+	own := l.Inherit(config.Limit{})
+	if err := own.Validate(field); err != nil {
+		return nil, err
+	}
+	return &own, nil
 }
 
 // limitOf returns the limit of key in scope: a domain's own or its
@@ -99,7 +114,7 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 	t.limitsMu.Lock()
 	defer t.limitsMu.Unlock()
 	old := t.limits.Load()
-	one, err := resolveDomains([]domainEntry{{name: domain, limit: l}}, t.keyFunc)
+	one, err := resolveDomains([]domainEntry{{name: domain, limit: l}}, t.keyFunc, *old.def)
 	if err != nil {
 		return err
 	}
@@ -134,7 +149,7 @@ func (t *Transport) SetConfig(f *config.File) error {
 	for _, name := range slices.Sorted(maps.Keys(f.Domains)) {
 		entries = append(entries, domainEntry{name: name, limit: f.Domains[name]})
 	}
-	def := f.Default
+	def := f.Default.Inherit(defaultLimit)
 	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc)
 	if err != nil {
 		return err

@@ -126,7 +126,7 @@ func TestSetConfig(t *testing.T) {
 	assert.NotContains(t, logs.String(), "domain=default", "the default did not change")
 	assert.True(t, paced(t, tr, "http://c.test/"), "the global scope applies at once")
 
-	err := tr.SetConfig(&config.File{Default: fastLimit, Server: &config.Limit{RequestsPerSecond: 1}})
+	err := tr.SetConfig(&config.File{Default: fastLimit, Server: &config.Limit{RequestsPerSecond: -1}})
 	var fe *config.FieldError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "server_config", fe.Domain)

@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -19,7 +20,9 @@ import (
 // or the /64 of its IPv6 address, the first one its host resolves to
 // (through WithLookup). A request whose host does not resolve is sent to
 // the base unpaced by any server, and fails there as net/http would.
-// Every rule of l applies, max_concurrent in this process.
+// Every rule of l applies, max_concurrent in this process; l takes
+// nothing from the default, so config.Limit{MaxConcurrent: 8} caps the
+// requests in flight to a server and sets no pace.
 //
 // Do not use it when requests go through a proxy, which reaches the
 // servers for you, nor for sites behind a CDN, whose many sites share
@@ -31,7 +34,7 @@ func WithServerLimit(l config.Limit) Option {
 // WithGlobalLimit paces every request also by one key that all domains
 // share, as Scrapy's CONCURRENT_REQUESTS caps a whole crawl, or a proxy's
 // or an uplink's limit would: every rule of l applies, max_concurrent in
-// this process.
+// this process; l takes nothing from the default.
 func WithGlobalLimit(l config.Limit) Option {
 	return func(o *options) { o.globalLimit = &l }
 }
@@ -209,7 +212,8 @@ func (c claims) takeSlots(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 		c[:i].giveSlots()
-		return ctx.Err()
+		full := &placesTaken{max: cap(h.p.slots), inFlight: len(h.p.slots), cause: context.Cause(ctx)}
+		return fmt.Errorf("%s scope: %w", h.s.name, full)
 	}
 	return nil
 }

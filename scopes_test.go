@@ -251,3 +251,30 @@ func TestScopesCancelledWaitGivesEveryTurnBack(t *testing.T) {
 	require.True(t, ok)
 	assert.EqualValues(t, 1, st.CanceledRequests)
 }
+
+// TestGlobalLimitMaxConcurrentAlone checks that a global limit of
+// max_concurrent alone caps the requests in flight across all domains and
+// sets no pace of its own.
+func TestGlobalLimitMaxConcurrentAlone(t *testing.T) {
+	var now, most atomic.Int64
+	base := baseFunc(func(req *http.Request) (*http.Response, error) {
+		n := now.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(50 * time.Millisecond)
+		now.Add(-1)
+		return answer(req, http.StatusOK), nil
+	})
+	tr := newTransport(t, base, polite.WithDefault(fastLimit), polite.WithGlobalLimit(config.Limit{MaxConcurrent: 2}))
+	limit, ok := tr.GlobalLimit()
+	require.True(t, ok)
+	assert.Equal(t, config.Limit{MaxConcurrent: 2}, limit, "nothing taken from the default")
+	start := time.Now()
+	var urls []string
+	for i := range 6 {
+		urls = append(urls, fmt.Sprintf("http://d%d.test/", i))
+	}
+	fetchAll(t, &http.Client{Transport: tr}, urls)
+	assert.EqualValues(t, 2, most.Load(), "at most 2 in flight, across domains")
+	assert.Less(t, time.Since(start), 2*time.Second, "no pace but the cap")
+}

@@ -52,11 +52,15 @@ import (
 //
 // A Transport is safe for concurrent use by many goroutines. It holds no
 // lock while a request waits, so a slow domain never stalls another.
+//
+// Make a Transport with NewTransport: a zero Transport refuses every
+// request with an error.
 type Transport struct {
 	base           http.RoundTripper
 	keyFunc        KeyFunc
 	limiter        limiter.Limiter
 	maxWait        time.Duration
+	timeout        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
 	userAgent      string // sent with requests that carry none
@@ -70,8 +74,9 @@ type Transport struct {
 	scopes   *scopes
 }
 
-// NewTransport returns a Transport that sends requests through base
-// (http.DefaultTransport when nil), paced as opts say. Every domain is
+// NewTransport returns a Transport that sends requests through base (a
+// clone of http.DefaultTransport when nil, so that TLS settings made
+// through the Transport stay its own), paced as opts say. Every domain is
 // paced at 1 request a second, burst 1, unless an option says otherwise.
 // An invalid limit is an error naming the domain and the field (a
 // *config.FieldError).
@@ -81,7 +86,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		opt(&o)
 	}
 	if base == nil {
-		base = http.DefaultTransport
+		base = defaultBase()
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -96,6 +101,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		keyFunc:        o.keyFunc,
 		limiter:        o.limiter,
 		maxWait:        o.maxWait,
+		timeout:        o.timeout,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
 		userAgent:      o.userAgent,
@@ -118,6 +124,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.keyFunc == nil {
+		closeRequestBody(req)
+		return nil, errNotMade
+	}
 	req = t.withUserAgent(req)
 	tk := ticket.From(req.Context())
 	d, err := t.acquire(req)
@@ -125,6 +135,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		tk.Done()
 		return nil, err
+	}
+	if ctx := req.Context(); ctx.Err() != nil {
+		// Done before its turn was asked for: net/http's own error.
+		d.stats.Canceled()
+		return nil, refuse(req, d, nil, tk, false, context.Cause(ctx))
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
@@ -173,14 +188,20 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.GlobalDelayed(w.wait)
 	}
 	d.stats.InFlight(1)
-	resp, err := t.send(base, req, d, p, tk, held)
+	fl := flight{d: d, p: p, held: held, tk: tk}
+	if t.timeout > 0 {
+		var sendCtx context.Context
+		sendCtx, fl.cancel = context.WithTimeout(ctx, t.timeout)
+		req = req.WithContext(sendCtx)
+	}
+	resp, err := t.send(base, req, &fl)
 	if err != nil {
 		t.learnFailure(ctx, d, err, w.sent)
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, w.sent)
-	resp.Body = track(d, p, tk, held, resp.Body)
+	resp.Body = track(fl, resp.Body)
 	return resp, nil
 }
 
@@ -202,16 +223,15 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // send sends the request, which holds d, through base. If base fails, or
-// panics, the request's flight ends there: its slot and its claim on d are
-// given back before the error returns or the panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, p *pace, tk *ticket.Ticket, held claims) (resp *http.Response, err error) {
+// panics, the request's flight fl ends there: its slots, its claims and
+// its WithTimeout context are given back before the error returns or the
+// panic goes on up.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
-			d.stats.Failed()
-			d.finish(p)
-			held.end()
-			tk.Done()
+			fl.d.stats.Failed()
+			fl.end()
 		}
 	}()
 	resp, err = base.RoundTrip(req)
@@ -262,7 +282,8 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
 	case p.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		full := &placesTaken{max: cap(p.slots), inFlight: len(p.slots), cause: context.Cause(ctx)}
+		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: full}
 	}
 }
 
@@ -289,7 +310,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 		}
 		return w, nil
 	}
-	return waited{}, t.waitError(d, res.Wait, err)
+	return waited{}, t.waitError(ctx, d, res.Wait, err)
 }
 
 // waitScopes is wait for a request that passes scopes besides its domain.
@@ -308,7 +329,7 @@ func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held cla
 		if errors.As(err, &late) {
 			wait = late.wait
 		}
-		return w, t.waitError(d, wait, err)
+		return w, t.waitError(ctx, d, wait, err)
 	}
 	if w.wait > 0 {
 		t.logWait(ctx, d, w)
@@ -323,12 +344,16 @@ func (t *Transport) logWait(ctx context.Context, d *domain, w waited) {
 	}
 }
 
-// waitError is the error of a failed wait for a request to d, whose turn
-// would have come after wait.
-func (t *Transport) waitError(d *domain, wait time.Duration, err error) error {
-	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
+// waitError is the error of a failed wait under ctx for a request to d,
+// whose turn would have come after wait.
+func (t *Transport) waitError(ctx context.Context, d *domain, wait time.Duration, err error) error {
+	retryAt := t.clock.now().Add(wait)
+	if ctx.Err() != nil {
+		return &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
+	}
+	for _, cause := range []error{context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(wait), Err: cause}
+			return &WaitError{Domain: d.key, RetryAt: retryAt, Err: cause}
 		}
 	}
 	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
@@ -361,6 +386,16 @@ func hostForURL(host string) string {
 		}
 	}
 	return host
+}
+
+// defaultBase is the base of a Transport given none: a clone of
+// http.DefaultTransport, or http.DefaultTransport itself if a program has
+// replaced it with something other than an *http.Transport.
+func defaultBase() http.RoundTripper {
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		return d.Clone()
+	}
+	return http.DefaultTransport
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

@@ -28,12 +28,20 @@ import (
 //	  "global_config": {"requests_per_second": 20.0, "burst_capacity": 20}
 //	}
 //
+// In JSON, a field that a limit leaves out is taken from default_config,
+// and a field that default_config leaves out from the built-in default (1
+// request a second, burst 1, no other rule); a requests_per_second of 0
+// given without a burst_capacity has no burst. Then Limit.Inherit applies,
+// so {"max_concurrent": 2}, {"quotas": [...]} and {"adaptive": true} are
+// each a whole limit at the default's pace. Parse returns every limit
+// with all that filled in.
+//
 // A File is a plain value; do not change it while a Transport uses it.
 type File struct {
 	// Version is the file format's version, "1.0".
 	Version string
 	// Default paces every domain not in Domains; 1 request a second, burst 1, when the
-	// file has no default_config.
+	// file has no default_config. Its fields are the ones Domains' limits leave out.
 	Default Limit
 	// Domains maps a domain, as the key function names it, to its limit.
 	// A name "*.example.com" is a pattern: it gives its limit to every key
@@ -42,9 +50,12 @@ type File struct {
 	Domains map[string]Limit
 	// Server, when set, paces every request also by the server it goes to,
 	// shared by all the domains on that server (see polite.WithServerLimit).
+	// A scope's limit takes nothing from the default: {"max_concurrent": 16}
+	// caps the requests in flight and sets no pace.
 	Server *Limit
 	// Global, when set, paces every request also by one key shared by all
-	// domains (see polite.WithGlobalLimit).
+	// domains (see polite.WithGlobalLimit); it takes nothing from the
+	// default either.
 	Global *Limit
 }
 
@@ -126,7 +137,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	f := &File{Version: raw.Version, Default: defaultLimit}
 	if raw.Default != nil {
-		if err := decodeLimit("default_config", *raw.Default, &f.Default); err != nil {
+		if err := decodeLimit("default_config", *raw.Default, defaultLimit, &f.Default); err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +153,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	for _, domain := range sortedKeys(raw.Domains) {
 		var l Limit
-		if err := decodeLimit(domain, raw.Domains[domain], &l); err != nil {
+		if err := decodeLimit(domain, raw.Domains[domain], f.Default, &l); err != nil {
 			return nil, err
 		}
 		f.Domains[domain] = l
@@ -173,9 +184,15 @@ func checkDuplicateKeys(data []byte) error {
 	return fmt.Errorf("config: %s: %w", joinPath(path), errDuplicateKey)
 }
 
-func decodeLimit(domain string, data []byte, l *Limit) error {
+// decodeLimit reads the limit of domain from data, taking from def each
+// field it leaves out, and then what Limit.Inherit takes.
+func decodeLimit(domain string, data []byte, def Limit, l *Limit) error {
 	err := json.Unmarshal(data, l)
 	if err == nil {
+		err = inheritAbsent(l, data, def)
+	}
+	if err == nil {
+		*l = l.Inherit(def)
 		return nil
 	}
 	var fe *fieldErr
@@ -186,13 +203,13 @@ func decodeLimit(domain string, data []byte, l *Limit) error {
 }
 
 // decodeScope reads the limit of a scope, named as its field is; nil if the
-// file leaves it out.
+// file leaves it out. It takes nothing from default_config.
 func decodeScope(field string, data *json.RawMessage) (*Limit, error) {
 	if data == nil {
 		return nil, nil
 	}
 	l := new(Limit)
-	if err := decodeLimit(field, *data, l); err != nil {
+	if err := decodeLimit(field, *data, Limit{}, l); err != nil {
 		return nil, err
 	}
 	return l, nil
