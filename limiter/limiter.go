@@ -40,10 +40,9 @@ type Limiter interface {
 // than the Request's MaxWait allows.
 var ErrWaitTooLong = errors.New("limiter: wait longer than the maximum allowed")
 
-// Rule is what paces one key. A Limiter only reads it. A Rule made by
-// RuleOf also carries a cache of Memory's, which its copies share: while
-// it paces one key, Memory finds that key's state through it, without a
-// lookup.
+// Rule is what paces one key: a config.Limit's pacing settings as a
+// Limiter reads them, with the cap on server pauses that the Transport
+// sets for all domains. A Limiter only reads it; it is a plain value.
 type Rule struct {
 	// Rate is the token bucket's refill rate per second; 0 means no bucket.
 	Rate float64
@@ -64,14 +63,12 @@ type Rule struct {
 	// MaxPause caps how long a server can pause the key (Retry-After,
 	// RateLimit headers, backoff); 0 means 10 minutes.
 	MaxPause time.Duration
-
-	memo *memo // nil unless RuleOf made the Rule
 }
 
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {
 	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter,
-		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency, memo: new(memo)}
+		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency}
 }
 
 // Request asks for a turn, or about one, for one key. A Limiter only
@@ -128,12 +125,11 @@ type Reservation struct {
 		Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
 	}
 
-	// What Memory needs to find the turn again. (OK and Degraded sit side
-	// by side so that a Reservation is 96 bytes: it is copied as it is
-	// returned, and a multiple of 16 bytes copies without stalls.)
-	rule *Rule
-	id   uint64
-	at   int64
+	// What Memory needs to find the turn again.
+	state *keyState
+	rule  *Rule
+	id    uint64
+	at    int64
 }
 
 // Cancel gives the turn back: see the Turn field.
@@ -204,26 +200,20 @@ type QuotaState struct {
 	NextFree time.Time
 }
 
-// Reason names what makes a request wait:
-//
-//   - "rate": the token bucket is empty;
-//   - "min_delay": too soon after the previous start;
-//   - "jitter": the random extra gap;
-//   - "quota": a sliding-window quota is used up;
-//   - "queue": earlier requests are still waiting;
-//   - "crawl-delay" or "adaptive": the gap that robots.txt's Crawl-delay
-//     or adaptive pacing set;
-//   - "retry-after", "ratelimit" or "backoff": a pause the server asked
-//     for, with a Retry-After, a RateLimit header saying no request
-//     remains, or a 429 or 503 without either;
-//   - "shared": a pause another worker sharing the limiter asked for.
+// Reason names what makes a request wait, or who asked for a pause.
 type Reason string
 
+// The reasons a Limiter gives.
 const (
-	reasonRate     Reason = "rate"
-	reasonMinDelay Reason = "min_delay"
-	reasonJitter   Reason = "jitter"
-	reasonQuota    Reason = "quota"
-	reasonQueue    Reason = "queue"
-	reasonShared   Reason = "shared"
+	ReasonRate       Reason = "rate"        // the token bucket is empty
+	ReasonMinDelay   Reason = "min_delay"   // too soon after the previous start
+	ReasonJitter     Reason = "jitter"      // the random extra gap
+	ReasonQuota      Reason = "quota"       // a sliding-window quota is used up
+	ReasonQueue      Reason = "queue"       // earlier requests are still waiting
+	ReasonCrawlDelay Reason = "crawl-delay" // the gap robots.txt's Crawl-delay sets
+	ReasonAdaptive   Reason = "adaptive"    // the gap adaptive pacing sets
+	ReasonRetryAfter Reason = "retry-after" // a pause a response's Retry-After asked for
+	ReasonRateLimit  Reason = "ratelimit"   // a pause a RateLimit header saying no request remains asked for
+	ReasonBackoff    Reason = "backoff"     // a pause after a 429 or 503 that said nothing of when to come back
+	ReasonShared     Reason = "shared"      // a pause another worker sharing the limiter asked for
 )
