@@ -101,7 +101,9 @@ type Reservation struct {
 	// Degraded is true when a fallback made the reservation because the
 	// shared store did not answer.
 	Degraded bool
-	// Wait is how long the caller must wait before it starts the request.
+	// Wait is how long from the reservation to its turn: what Reserve
+	// planned, plus what each Confirm adds when it moves the turn; when OK
+	// is false, the wait the turn would have needed.
 	Wait time.Duration
 	// Reason names the rule that set the wait; empty when there is none.
 	Reason Reason
@@ -119,7 +121,8 @@ type Reservation struct {
 	//   - Confirm says that res's wait has passed and its request is about
 	//     to start. It returns 0 when it may start now, or how much longer
 	//     it must wait: the key was paused meanwhile, or an earlier request
-	//     started later than planned; res then holds the turn it waits for.
+	//     started later than planned; res then holds the turn it waits for,
+	//     and its Wait grows by as much.
 	Turn interface {
 		Cancel(ctx context.Context, res *Reservation) error
 		Confirm(ctx context.Context, res *Reservation) (time.Duration, error)

@@ -148,6 +148,7 @@ func (m *Memory) confirmLocked(res *Reservation, now int64, jitter time.Duration
 		return 0 // nothing left to keep it apart from
 	}
 	wait := res.state.confirm(now, res, jitter)
+	res.Wait += wait
 	res.Start = m.epoch.Add(time.Duration(now + int64(wait)))
 	return wait
 }
