@@ -1,54 +1,32 @@
 package polite
 
 import (
-	"cmp"
 	"net"
-	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/readmap"
+	"github.com/polite-go/polite/internal/lru"
 	"github.com/polite-go/polite/internal/record"
 	"github.com/polite-go/polite/limiter"
 )
 
 // domain is what the Transport keeps for one key.
 type domain struct {
-	// Every request writes pending, lastUsed and the first counters of
-	// stats: they come first, so that a request dirties one cache line of
-	// its domain, not several.
-	pending  atomic.Int64 // requests between lookup and their end
-	lastUsed atomic.Int64 // unix nanoseconds, to within usedGrain
-	stats    record.Recorder
-
-	evicted   atomic.Bool
+	pending   atomic.Int64 // requests between acquire and their end
+	stats     record.Recorder
 	listening atomic.Bool // a throttled response came: the next success ends a backoff
+	unpaced   bool        // disabled, or an exempt loopback host
 	key       string
 	limit     *config.Limit
-	rule      limiter.Rule
-	unpaced   bool          // disabled, or an exempt loopback host
+	rule      *limiter.Rule // shared by the domains of one limit
 	slots     chan struct{} // nil without MaxConcurrent
 }
 
 // request is a Request to the limiter for d, with no MaxWait.
 func (d *domain) request() limiter.Request {
-	return limiter.Request{Key: d.key, Rule: &d.rule}
-}
-
-// usedGrain is how precisely a domain knows when it was last used: as
-// precisely as a sweep needs to find the least recently used, and seldom
-// enough that a busy domain's requests rarely write the time.
-const usedGrain = time.Millisecond
-
-// used notes that d was used at t.
-func (d *domain) used(t time.Time) {
-	if n := t.UnixNano(); n-d.lastUsed.Load() >= int64(usedGrain) {
-		d.lastUsed.Store(n)
-	}
+	return limiter.Request{Key: d.key, Rule: d.rule}
 }
 
 // finish ends a sent request: its slot and its domain are free again.
@@ -67,98 +45,59 @@ func (d *domain) giveSlot() {
 // release ends a request's claim on d, which acquire made.
 func (d *domain) release() { d.pending.Add(-1) }
 
-// domainTable finds or creates the domain of a key. Lookups take no lock.
-// It holds at most maxDomains domains: past that, a sweep forgets the
-// least recently used ones that have no request pending.
+// domainTable finds or creates the domain of a key. It holds at most
+// maxDomains domains, but for those with a request pending: a new domain
+// forgets the least recently used ones that have none.
 type domainTable struct {
-	m          readmap.Map[*domain]
-	count      atomic.Int64
+	mu         sync.Mutex
+	domains    lru.List[string, *domain]
 	maxDomains int
-	sweeping   sync.Mutex
 	newDomain  func(key string) *domain
-	hosts      *hostDomains // nil unless the key depends on the host alone
 }
+
+// look is how many of the least recently used domains a new one looks at
+// to make room.
+const look = 4
 
 // acquire returns key's domain with one more pending request, which the
 // caller must release.
 func (tab *domainTable) acquire(key string) *domain {
-	for {
-		d, ok := tab.m.Load(key)
-		if !ok {
-			fresh := tab.newDomain(key)
-			fresh.pending.Store(1) // claimed before a sweep can see it
-			fresh.lastUsed.Store(time.Now().UnixNano())
-			if d, ok = tab.m.LoadOrStore(key, fresh); !ok {
-				if tab.count.Add(1) > int64(tab.maxDomains) {
-					tab.sweep()
-				}
-				return d
-			}
-		}
-		if d.tryAcquire() {
-			return d
-		}
-		// A sweep is evicting d: in a moment it either forgets d or keeps
-		// it. Only the sweep may forget it, or a request could claim d after
-		// the sweep kept it and then find another domain in its place.
-		runtime.Gosched()
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	if e := tab.domains.Get(key); e != nil {
+		e.Value.pending.Add(1)
+		return e.Value
 	}
+	// Only acquire adds a pending request, under the lock: a domain with
+	// none now has none until it is forgotten.
+	tab.domains.Trim(tab.maxDomains-1, look, func(e *lru.Entry[string, *domain]) bool {
+		return e.Value.pending.Load() == 0
+	})
+	d := tab.newDomain(strings.Clone(key))
+	d.pending.Store(1)
+	tab.domains.Add(d.key).Value = d
+	return d
 }
 
-// tryAcquire claims d for one more request, unless d has been evicted.
-func (d *domain) tryAcquire() bool {
-	d.pending.Add(1)
-	if d.evicted.Load() {
-		d.pending.Add(-1)
-		return false
+// load returns key's domain, if the table holds it.
+func (tab *domainTable) load(key string) (*domain, bool) {
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	if e := tab.domains.Peek(key); e != nil {
+		return e.Value, true
 	}
-	return true
+	return nil, false
 }
 
-func (tab *domainTable) load(key string) (*domain, bool) { return tab.m.Load(key) }
-
+// all returns every domain the table holds.
 func (tab *domainTable) all() []*domain {
-	var out []*domain
-	tab.m.Range(func(_ string, d *domain) bool {
-		out = append(out, d)
-		return true
-	})
+	tab.mu.Lock()
+	defer tab.mu.Unlock()
+	out := make([]*domain, 0, tab.domains.Len())
+	for e := range tab.domains.All {
+		out = append(out, e.Value)
+	}
 	return out
-}
-
-// sweep forgets the least recently used idle domains until a quarter of
-// the table is free. Only one sweep runs at a time; others skip.
-func (tab *domainTable) sweep() {
-	if !tab.sweeping.TryLock() {
-		return
-	}
-	defer tab.sweeping.Unlock()
-	domains := tab.all()
-	slices.SortFunc(domains, func(a, b *domain) int {
-		return cmp.Compare(a.lastUsed.Load(), b.lastUsed.Load())
-	})
-	excess := len(domains) - tab.maxDomains*3/4
-	forgotten := map[*domain]bool{}
-	for _, d := range domains {
-		if excess <= 0 {
-			break
-		}
-		if d.pending.Load() != 0 {
-			continue
-		}
-		d.evicted.Store(true)
-		if d.pending.Load() != 0 {
-			d.evicted.Store(false)
-			continue
-		}
-		forgotten[d] = true
-		excess--
-	}
-	tab.m.DeleteFunc(func(_ string, d *domain) bool { return forgotten[d] })
-	if tab.hosts != nil {
-		tab.hosts.forget(forgotten)
-	}
-	tab.count.Add(-int64(len(forgotten)))
 }
 
 // isLoopback reports whether key names a loopback host.

@@ -37,18 +37,8 @@ var errNoURL = errors.New("polite: request has no URL")
 // address with a zone (fe80::1%eth0) is keyed without its zone. A URL with
 // no host gives the empty key; a host that is no host name (an empty
 // label, a colon outside an IP literal) gives an error naming it. A key is
-// its own key. DomainKey remembers the keys of the last few thousand hosts
-// it was asked about, so that it costs one lookup per request.
+// its own key.
 func DomainKey(req *http.Request) (string, error) {
-	if req == nil || req.URL == nil {
-		return "", errNoURL
-	}
-	return cachedKey(&domainKeys, req.URL.Host, domainKeyOf)
-}
-
-// uncachedDomainKey is DomainKey without its cache, for a Transport that
-// remembers the domains of the hosts it meets itself.
-func uncachedDomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
@@ -64,31 +54,10 @@ func HostKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return cachedKey(&hostKeys, req.URL.Host, normalizeHost)
-}
-
-// The keys DomainKey and HostKey gave of recent hosts.
-var (
-	domainKeys = hostCache[string]{limit: maxCachedHosts}
-	hostKeys   = hostCache[string]{limit: maxCachedHosts}
-)
-
-const maxCachedHosts = 4096
-
-// cachedKey returns keyOf(host), which keys remembers.
-func cachedKey(keys *hostCache[string], host string, keyOf func(string) (string, error)) (string, error) {
-	if host == "" {
+	if req.URL.Host == "" {
 		return "", nil
 	}
-	if key, ok := keys.m.Load(host); ok {
-		return key, nil
-	}
-	key, err := keyOf(host)
-	if err != nil {
-		return "", err
-	}
-	keys.store(host, key)
-	return key, nil
+	return normalizeHost(req.URL.Host)
 }
 
 func domainKeyOf(hostport string) (string, error) {

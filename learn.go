@@ -24,7 +24,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	if !throttled && !hinted && !d.rule.Adaptive && !d.listening.Load() {
 		return
 	}
-	now := t.clock.now()
+	now := time.Now()
 	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
 	if throttled {
 		o.RetryAfter, _ = hints.RetryAfter(resp.Header.Get("Retry-After"), now)

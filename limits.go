@@ -71,13 +71,20 @@ func (t *Transport) newDomain(key string) *domain {
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
+	d := &domain{key: key, limit: l, rule: t.rules[l],
 		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
-	d.rule.MaxPause = t.maxPause
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}
 	return d
+}
+
+// ruleOf returns the limiter.Rule that enforces l under the Transport's
+// maximum pause.
+func (t *Transport) ruleOf(l *config.Limit) *limiter.Rule {
+	r := limiter.RuleOf(*l)
+	r.MaxPause = t.maxPause
+	return &r
 }
 
 // Limit returns the limit that paces domain: its own, or the default.

@@ -162,7 +162,7 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 // key, waiting for a fetch when they are not known or have expired. A
 // request that gives up waiting leaves the fetch to the others.
 func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, d *domain) (*robotsRules, error) {
-	now := c.t.clock.now()
+	now := time.Now()
 	c.mu.Lock()
 	e, ok := c.hosts[key]
 	if !ok {
@@ -193,7 +193,7 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 		return f.rules, nil
 	case <-ctx.Done():
 		d.stats.Canceled()
-		return nil, &WaitError{Domain: d.key, RetryAt: c.t.clock.now(), Err: ctx.Err()}
+		return nil, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: ctx.Err()}
 	}
 }
 
@@ -201,7 +201,7 @@ func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, 
 // waiters.
 func (c *robotsCache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent string) {
 	rules, err := c.fetch(target, userAgent)
-	now := c.t.clock.now()
+	now := time.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.hosts[key] == e { // not forgotten meanwhile
@@ -233,7 +233,7 @@ func (c *robotsCache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent
 // file, as polite refused to send it (*WaitError); a server or network
 // error, or the time limit, makes the file unreachable.
 func (c *robotsCache) fetch(target, userAgent string) (*robotsRules, error) {
-	s := &robotsSender{base: c.t.base, clock: c.t.clock, left: c.timeout}
+	s := &robotsSender{base: c.t.base, left: c.timeout}
 	client := &http.Client{
 		Transport: pacer{c.t, s},
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
@@ -295,8 +295,7 @@ func unreachable(format string, args ...any) *robotsRules {
 // waits for turns between them do not count. It is safe for concurrent
 // use.
 type robotsSender struct {
-	base  http.RoundTripper
-	clock clock
+	base http.RoundTripper
 
 	mu   sync.Mutex
 	left time.Duration
@@ -304,14 +303,14 @@ type robotsSender struct {
 }
 
 func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := s.clock.now()
+	start := time.Now()
 	s.mu.Lock()
 	ctx, cancel := context.WithTimeout(req.Context(), s.left)
 	s.ctx = ctx
 	s.mu.Unlock()
 	end := func() {
 		s.mu.Lock()
-		s.left -= s.clock.now().Sub(start)
+		s.left -= time.Now().Sub(start)
 		s.mu.Unlock()
 		cancel()
 	}

@@ -54,9 +54,9 @@ type Transport struct {
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
-	clock          clock
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
+	rules          map[*config.Limit]*limiter.Rule // of each limit, shared by its domains
 	domains        domainTable
 
 	maxPause time.Duration
@@ -94,18 +94,18 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxWait:        o.maxWait,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
-		clock:          newClock(),
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 
 		maxPause: o.maxPause,
 	}
+	t.rules = map[*config.Limit]*limiter.Rule{t.defaultLimit: t.ruleOf(t.defaultLimit)}
+	for _, l := range limits {
+		t.rules[l] = t.ruleOf(l)
+	}
 	t.robots = newRobotsCache(t, o.robots)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
-	if o.byHost {
-		t.domains.hosts = &hostDomains{hostCache[*domain]{limit: 2 * int64(o.maxDomains)}}
-	}
 	t.logLimits()
 	return t, nil
 }
@@ -146,7 +146,6 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	d.used(sent)
 	d.stats.Sent(sent, waited, degraded)
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
@@ -204,22 +203,11 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, t
 
 // acquire finds the request's domain and claims it for the request.
 func (t *Transport) acquire(req *http.Request) (*domain, error) {
-	hosts := t.domains.hosts
-	if hosts != nil && req.URL != nil {
-		if d := hosts.acquire(req.URL.Host); d != nil {
-			return d, nil
-		}
-	}
 	key, err := t.Key(req)
 	if err != nil {
 		return nil, err
 	}
-	d := t.domains.acquire(key)
-	if hosts != nil {
-		// d is acquired: no sweep forgets it before its host is stored.
-		hosts.store(req.URL.Host, d)
-	}
-	return d, nil
+	return t.domains.acquire(key), nil
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.
@@ -236,7 +224,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	case d.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: ctx.Err()}
 	}
 }
 
@@ -245,7 +233,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 // the limiter's store did not answer.
 func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited time.Duration, degraded bool, err error) {
 	if d.unpaced {
-		return t.clock.now(), 0, false, nil
+		return time.Now(), 0, false, nil
 	}
 	r := d.request()
 	r.MaxWait = t.maxWait
@@ -255,13 +243,13 @@ func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited
 			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
 		}
 		if sent = res.Start; sent.IsZero() {
-			sent = t.clock.now()
+			sent = time.Now()
 		}
 		return sent, res.Wait, res.Degraded, nil
 	}
 	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: time.Now().Add(res.Wait), Err: cause}
 		}
 	}
 	return time.Time{}, 0, false, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
