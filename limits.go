@@ -66,16 +66,23 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 	return name, nil
 }
 
-func (t *Transport) newDomain(key string) *domain {
+// setUpDomain makes d the domain of key, under its limit.
+func (t *Transport) setUpDomain(d *domain, key string) {
 	l, ok := t.limits[key]
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{key: key, limit: l, rule: t.rules[l],
-		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
+	d.key, d.limit, d.rule = key, l, t.rules[l]
+	d.unpaced = l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}
+}
+
+// newDomain returns a domain of key that the table does not hold.
+func (t *Transport) newDomain(key string) *domain {
+	d := new(domain)
+	t.setUpDomain(d, key)
 	return d
 }
 

@@ -104,8 +104,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		t.rules[l] = t.ruleOf(l)
 	}
 	t.robots = newRobotsCache(t, o.robots)
-	t.domains.maxDomains = o.maxDomains
-	t.domains.newDomain = t.newDomain
+	t.domains.init(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
 }

@@ -2,6 +2,7 @@ package limiter
 
 import (
 	"context"
+	"hash/maphash"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -18,54 +19,78 @@ import (
 // dropped once all its rules have recovered (its bucket is full again, its
 // gaps, pause and quota windows are over), when forgetting it changes
 // nothing but what its server taught it (an adaptive gap, a backoff step;
-// a Transport tells it the Crawl-delay again with the next request). Each
-// new key looks at the two least recently used ones and drops those that
-// have recovered, so only keys active in the recent past cost memory:
-// about 250 bytes each, plus 8 bytes per start that a quota's window still
-// holds.
+// a Transport tells it the Crawl-delay again with the next request). Past
+// about 1,024 keys, each new key looks at two of the least recently used
+// ones and drops those that have recovered, so only keys active in the
+// recent past cost memory: about 300 bytes each, plus 8 bytes per start
+// that a quota's window still holds.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
 	epoch   time.Time
-	mu      sync.Mutex
-	keys    lru.List[string, keyState]
+	seed    maphash.Seed
+	shards  [shards]shard
 	persist *persister // set by Persist
 }
 
-// look is how many of the least recently used keys a new key looks at.
-const look = 2
+// shard holds the keys whose hash falls in it, under its lock, so that
+// calls for keys of different shards do not wait for each other.
+type shard struct {
+	mu   sync.Mutex
+	keys lru.List[string, keyState]
+	m    *Memory
+}
+
+// Past keep keys in a shard, each new key looks at the look least
+// recently used keys of its shard and drops the quiet ones.
+const (
+	shards = 16
+	keep   = 4096 / shards
+	look   = 2
+)
 
 var _ Limiter = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory Limiter.
 func NewMemory() *Memory {
-	return &Memory{epoch: time.Now()}
+	m := &Memory{epoch: time.Now(), seed: maphash.MakeSeed()}
+	for i := range m.shards {
+		m.shards[i].m = m
+	}
+	return m
+}
+
+// shard returns the shard of key.
+func (m *Memory) shard(key string) *shard {
+	return &m.shards[maphash.String(m.seed, key)%shards]
 }
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
 	jitter := randJitter(r.rule())
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reserveLocked(&r, &res, m.sinceEpoch(), jitter)
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter)
 	return res, nil
 }
 
 // ReserveAt is Reserve at time now.
 func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 	jitter := randJitter(r.rule())
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.reserveLocked(&r, &res, m.nanos(now), jitter)
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.reserveLocked(&r, &res, m.nanos(now), jitter)
 	return res
 }
 
-func (m *Memory) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration) {
+func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration) {
 	rule := r.rule()
-	s := m.stateLocked(r.Key, now)
+	s := sh.stateLocked(r.Key, now)
 	s.reserve(now, rule, jitter, r.MaxWait, res)
-	res.Turn, res.state = (*memoryTurn)(m), s
-	res.Start = m.epoch.Add(time.Duration(res.at))
+	res.Turn, res.state = (*memoryTurn)(sh), s
+	res.Start = sh.m.epoch.Add(time.Duration(res.at))
 }
 
 func randJitter(rule *Rule) time.Duration {
@@ -77,21 +102,23 @@ func randJitter(rule *Rule) time.Duration {
 
 // Observe implements Limiter on the current time.
 func (m *Memory) Observe(_ context.Context, r Request, o Observation) (time.Duration, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.observeLocked(&r, &o, time.Now()), nil
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.observeLocked(&r, &o, time.Now()), nil
 }
 
 // ObserveAt is Observe at time now.
 func (m *Memory) ObserveAt(r Request, o Observation, now time.Time) time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.observeLocked(&r, &o, now)
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.observeLocked(&r, &o, now)
 }
 
-func (m *Memory) observeLocked(r *Request, o *Observation, now time.Time) time.Duration {
-	n, rule := m.nanos(now), r.rule()
-	s := m.stateLocked(r.Key, n)
+func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.Duration {
+	n, rule := sh.m.nanos(now), r.rule()
+	s := sh.stateLocked(r.Key, n)
 	defer func() { s.quietAt = s.quiet(rule) }()
 	if o.Status == 0 {
 		s.taught().SetCrawlDelay(o.Host, o.CrawlDelay)
@@ -113,16 +140,18 @@ func (m *Memory) State(_ context.Context, r Request) (State, error) {
 // StateAt is State at time now.
 func (m *Memory) StateAt(r Request, now time.Time) State {
 	n, rule := m.nanos(now), r.rule()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if e := m.keys.Peek(r.Key); e != nil {
+	sh := m.shard(r.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.keys.Peek(r.Key); e != nil {
 		return e.Value.state(n, rule, now)
 	}
 	return newKeyState().state(n, rule, now)
 }
 
-// memoryTurn is the Reservation.Turn of Memory's reservations.
-type memoryTurn Memory
+// memoryTurn is the Reservation.Turn of Memory's reservations: the
+// shard of their key.
+type memoryTurn shard
 
 // Cancel implements Reservation.Turn.
 func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
@@ -136,20 +165,20 @@ func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 
 // Confirm implements Reservation.Turn on the current time.
 func (t *memoryTurn) Confirm(_ context.Context, res *Reservation) (time.Duration, error) {
-	m := (*Memory)(t)
+	sh := (*shard)(t)
 	jitter := randJitter(res.rule)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.confirmLocked(res, m.sinceEpoch(), jitter), nil
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.confirmLocked(res, sh.m.sinceEpoch(), jitter), nil
 }
 
-func (m *Memory) confirmLocked(res *Reservation, now int64, jitter time.Duration) time.Duration {
+func (sh *shard) confirmLocked(res *Reservation, now int64, jitter time.Duration) time.Duration {
 	if res.state.dropped {
 		return 0 // nothing left to keep it apart from
 	}
 	wait := res.state.confirm(now, res, jitter)
 	res.Wait += wait
-	res.Start = m.epoch.Add(time.Duration(now + int64(wait)))
+	res.Start = sh.m.epoch.Add(time.Duration(now + int64(wait)))
 	return wait
 }
 
@@ -158,17 +187,17 @@ func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 // sinceEpoch is the current time on m's clock.
 func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 
-// stateLocked finds or creates key's state. A new key first drops the
+// stateLocked finds or creates key's state. A new key may first drop
 // least recently used keys that are quiet at now.
-func (m *Memory) stateLocked(key string, now int64) *keyState {
-	if e := m.keys.Get(key); e != nil {
+func (sh *shard) stateLocked(key string, now int64) *keyState {
+	if e := sh.keys.Get(key); e != nil {
 		return &e.Value
 	}
-	m.keys.Trim(0, look, func(e *lru.Entry[string, keyState]) bool {
+	sh.keys.Trim(keep-1, look, func(e *lru.Entry[string, keyState]) bool {
 		e.Value.dropped = e.Value.quietAt <= now
 		return e.Value.dropped
 	})
-	e := m.keys.Add(strings.Clone(key))
+	e := sh.keys.Add(strings.Clone(key))
 	e.Value = *newKeyState()
 	return &e.Value
 }

@@ -576,10 +576,8 @@ func TestEviction(t *testing.T) {
 	assert.Equal(t, probe(c, fresher, key, 2*time.Second), probe(c, m, key, 2*time.Second))
 }
 
-// TestRuleOfPacesAnyKeyInAnyMemory checks that the cache a Rule from
-// RuleOf carries never mixes keys or limiters up: one Rule, and its
-// copies, pace two keys in two Memories, interleaved, as separate Rules
-// would.
+// TestRuleOfPacesAnyKeyInAnyMemory checks that one Rule, and its copies,
+// pace two keys in two Memories, interleaved, as separate Rules would.
 func TestRuleOfPacesAnyKeyInAnyMemory(t *testing.T) {
 	c := newClock()
 	shared := limiter.RuleOf(config.Limit{RequestsPerSecond: 1, Burst: 1})

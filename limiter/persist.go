@@ -60,13 +60,16 @@ func (m *Memory) WriteTo(w io.Writer) (int64, error) {
 	now := time.Now()
 	n := m.nanos(now)
 	out := savedState{Format: stateFormat, Version: stateVersion, SavedAt: now.UTC(), Keys: map[string]savedKey{}}
-	m.mu.Lock()
-	for e := range m.keys.All {
-		if e.Value.quietAt > n {
-			out.Keys[e.Key] = m.save(&e.Value)
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		for e := range sh.keys.All {
+			if e.Value.quietAt > n {
+				out.Keys[e.Key] = m.save(&e.Value)
+			}
 		}
+		sh.mu.Unlock()
 	}
-	m.mu.Unlock()
 	cw := &countingWriter{w: w}
 	err := json.NewEncoder(cw).Encode(&out)
 	return cw.n, err
@@ -89,22 +92,27 @@ func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
 	case in.Version != stateVersion:
 		return cr.n, fmt.Errorf("limiter: reading state: version %d, and this build reads version %d", in.Version, stateVersion)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for key, saved := range in.Keys {
 		st, err := m.restore(saved)
 		if err != nil {
 			return cr.n, fmt.Errorf("limiter: reading state of %q: %w", key, err)
 		}
-		// Turns handed out before are not this state's: they give nothing
-		// back to it.
-		if e := m.keys.Peek(key); e != nil {
-			e.Value.dropped = true
-			m.keys.Remove(e)
-		}
-		m.keys.Add(strings.Clone(key)).Value = *st
+		m.replace(key, st)
 	}
 	return cr.n, nil
+}
+
+// replace makes st key's state. The turns handed out before are not st's:
+// they give nothing back to it.
+func (m *Memory) replace(key string, st *keyState) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.keys.Peek(key); e != nil {
+		e.Value.dropped = true
+		sh.keys.Remove(e)
+	}
+	sh.keys.Add(strings.Clone(key)).Value = *st
 }
 
 func (m *Memory) wall(n int64) int64 {

@@ -27,6 +27,7 @@ type keyState struct {
 	pauseWhy    Reason  // who asked for the pause until pausedUntil
 	starts      []int64 // the starts, planned or made, that a quota may still count, oldest first
 	turns       []turn  // the latest turns handed out, oldest first: see cancel
+	turn        [1]turn // where turns starts, so that a key that waits for none holds its latest turn without an allocation
 	seq         uint64  // the latest turn's ID
 	records     uint32  // counts the starts made
 	quietAt     int64   // from then on the state is as good as a fresh one
@@ -58,6 +59,8 @@ type turn struct {
 	cancelled bool
 }
 
+// newKeyState returns a fresh state. A keyState is not copied once it is
+// used: its turns may point into it.
 func newKeyState() *keyState {
 	return &keyState{plan: noSchedule, sent: noSchedule, pausedUntil: none, quietAt: none}
 }
@@ -312,6 +315,9 @@ func (s *keyState) record(now int64, rule *Rule) {
 // started turn is never given back but by its own cancel: the turns
 // before it are followed by a live one, and are forgotten.
 func (s *keyState) keep(tr turn) {
+	if s.turns == nil {
+		s.turns = s.turn[:0]
+	}
 	for i := len(s.turns) - 1; i >= 0; i-- {
 		if s.turns[i].started {
 			s.turns = s.turns[:copy(s.turns, s.turns[i+1:])]
@@ -460,6 +466,7 @@ func (s *keyState) pause(until int64, why Reason) {
 	if until > s.pausedUntil {
 		s.pausedUntil, s.pauseWhy = until, why
 	}
+	s.quietAt = max(s.quietAt, until)
 }
 
 // state reports the key at now, claiming nothing.
