@@ -22,7 +22,7 @@ func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
 // AllStats returns a copy of the counters of every tracked domain.
 func (t *Transport) AllStats() map[string]stats.Snapshot {
 	out := make(map[string]stats.Snapshot)
-	for _, d := range t.domains.all() {
+	for _, d := range t.domains.All() {
 		out[d.key] = t.snapshot(d)
 	}
 	return out
@@ -74,11 +74,11 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 // lookup finds a tracked domain by its key, or by the key the host-based
 // key functions would make of it ("WWW.Example.com." finds "www.example.com").
 func (t *Transport) lookup(domain string) (*domain, bool) {
-	if d, ok := t.domains.load(domain); ok {
+	if d, ok := t.domains.Load(domain); ok {
 		return d, true
 	}
 	if key, err := normalizeHost(domain); err == nil && key != domain {
-		return t.domains.load(key)
+		return t.domains.Load(key)
 	}
 	return nil, false
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/domains"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -57,7 +58,7 @@ type Transport struct {
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
 	rules          map[*config.Limit]*limiter.Rule // of each limit, shared by its domains
-	domains        domainTable
+	domains        *domains.Table[domain, *domain]
 
 	maxPause time.Duration
 	robots   *robotsCache // nil unless WithRobots
@@ -104,7 +105,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		t.rules[l] = t.ruleOf(l)
 	}
 	t.robots = newRobotsCache(t, o.robots)
-	t.domains.init(o.maxDomains, t.setUpDomain)
+	t.domains = domains.New(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
 }
@@ -206,7 +207,7 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.domains.acquire(key), nil
+	return t.domains.Acquire(key), nil
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.

@@ -20,7 +20,7 @@ import (
 // gaps, pause and quota windows are over), when forgetting it changes
 // nothing but what its server taught it (an adaptive gap, a backoff step;
 // a Transport tells it the Crawl-delay again with the next request). Past
-// about 1,024 keys, each new key looks at two of the least recently used
+// about 2,048 keys, each new key looks at two of the least recently used
 // ones and drops those that have recovered, so only keys active in the
 // recent past cost memory: about 300 bytes each, plus 8 bytes per start
 // that a quota's window still holds.
@@ -45,7 +45,7 @@ type shard struct {
 // recently used keys of its shard and drops the quiet ones.
 const (
 	shards = 16
-	keep   = 4096 / shards
+	keep   = 2048 / shards
 	look   = 2
 )
 
