@@ -310,7 +310,7 @@ func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Unlock()
 	end := func() {
 		s.mu.Lock()
-		s.left -= time.Now().Sub(start)
+		s.left -= time.Since(start)
 		s.mu.Unlock()
 		cancel()
 	}
