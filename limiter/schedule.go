@@ -341,9 +341,10 @@ func (s *keyState) find(id uint64) int {
 func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
 	rule := res.rule
 	s.fit(now, rule)
-	if s.pausedUntil > now {
-		// Paused after the turn was claimed: the turn is not spent inside
-		// the pause, but given back and claimed anew.
+	if s.pausedUntil > now || now > res.at && !s.fitsQuotas(res.at, now, rule) {
+		// Paused after the turn was claimed, or so late that its start
+		// would overfill a quota's window: the turn is not spent, but
+		// given back and claimed anew, after the turns handed out.
 		s.cancel(res.id, res.at, rule)
 		t, reason := s.earliest(now, rule, jitter)
 		tr := s.claim(t, rule)
@@ -367,6 +368,29 @@ func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) ti
 	}
 	s.quietAt = s.quiet(rule)
 	return 0
+}
+
+// fitsQuotas reports whether the starts, with the one planned at at
+// moved to now, fit every quota of rule: no window holds more starts than
+// its quota allows.
+func (s *keyState) fitsQuotas(at, now int64, rule *Rule) bool {
+	if len(rule.Quotas) == 0 {
+		return true
+	}
+	moved := slices.Clone(s.starts)
+	if i := slices.Index(moved, at); i >= 0 {
+		moved = slices.Delete(moved, i, i+1)
+	}
+	i, _ := slices.BinarySearch(moved, now)
+	moved = slices.Insert(moved, i, now)
+	for _, q := range rule.Quotas {
+		for j := range moved {
+			if k := j + q.Requests; k < len(moved) && after(moved[j], q.Window) > moved[k] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // slip moves the plan after a turn planned at at whose request starts at
