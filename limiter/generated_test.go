@@ -23,6 +23,7 @@ func TestGeneratedRunsKeepEveryRule(t *testing.T) {
 		{Rate: 4, Burst: 1},
 		{Rate: 3, Burst: 3},
 		{MinDelay: ms(250)},
+		{Rate: 7.3, Burst: 5, MinDelay: ms(50), Jitter: ms(80)},
 		{Rate: 10, Burst: 2, MinDelay: ms(100), Quotas: []config.Quota{{Requests: 3, Window: time.Second}}},
 		{Quotas: []config.Quota{{Requests: 2, Window: ms(500)}, {Requests: 5, Window: 3 * time.Second}}},
 	}
