@@ -22,8 +22,8 @@ import (
 // a Transport tells it the Crawl-delay again with the next request). Past
 // about 2,048 keys, each new key looks at two of the least recently used
 // ones and drops those that have recovered, so only keys active in the
-// recent past cost memory: about 300 bytes each, plus 8 bytes per start
-// that a quota's window still holds.
+// recent past cost memory, and a quota's window 8 bytes per start it still
+// holds.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {

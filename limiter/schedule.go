@@ -29,7 +29,7 @@ type keyState struct {
 	turns       []turn  // the latest turns handed out, oldest first: see cancel
 	turn        [1]turn // where turns starts, so that a key that waits for none holds its latest turn without an allocation
 	seq         uint64  // the latest turn's ID
-	records     uint32  // counts the starts made
+	made        uint32  // counts the starts made
 	quietAt     int64   // from then on the state is as good as a fresh one
 	fb          *feedback.State
 	dropped     bool // Memory forgot it: its turns have nothing to keep apart
@@ -54,7 +54,7 @@ type turn struct {
 	at        int64    // its start, planned or made
 	plan      schedule // the plan before the turn was claimed
 	sent      schedule // the sent schedule before it started, if started
-	records   uint32   // the count of starts just after it started, if started
+	made      uint32   // the count of starts just after it started, if started
 	started   bool
 	cancelled bool
 }
@@ -298,17 +298,17 @@ func (s *keyState) claim(t int64, rule *Rule) turn {
 // start notes that tr's request starts at now.
 func (s *keyState) start(tr *turn, now int64, rule *Rule) {
 	tr.started, tr.sent, tr.at = true, s.sent, now
-	s.record(now, rule)
-	tr.records = s.records
+	s.noteStart(now, rule)
+	tr.made = s.made
 }
 
-// record notes in the sent schedule that a request starts at now.
-func (s *keyState) record(now int64, rule *Rule) {
+// noteStart notes in the sent schedule that a request starts at now.
+func (s *keyState) noteStart(now int64, rule *Rule) {
 	s.sent.last = now
 	if rule.Rate > 0 {
 		s.sent.bucket.take(now, rule)
 	}
-	s.records++
+	s.made++
 }
 
 // keep adds tr, the latest turn, to the turns a cancel may give back. A
@@ -364,7 +364,7 @@ func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) ti
 		s.start(&s.turns[i], now, rule)
 		s.turns = s.turns[:copy(s.turns, s.turns[i:])]
 	} else {
-		s.record(now, rule)
+		s.noteStart(now, rule)
 	}
 	s.quietAt = s.quiet(rule)
 	return 0
@@ -442,7 +442,7 @@ func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
 	}
 	oldest := &s.turns[j]
 	s.plan = oldest.plan
-	if oldest.started && oldest.records == s.records {
+	if oldest.started && oldest.made == s.made {
 		s.sent = oldest.sent // its start is the latest made: no other start is lost
 	}
 	s.turns = s.turns[:j]
