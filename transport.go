@@ -13,6 +13,7 @@ import (
 
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/domains"
+	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -29,9 +30,9 @@ import (
 // which the limiter (a limiter.Memory by default; see WithLimiter) decides
 // under the domain's config.Limit and what its server asked for; it is
 // sent through the base transport; the limiter takes in what the response
-// says (Retry-After, RateLimit headers, a 429 or 503, the latency for
-// adaptive pacing); and the domain's place and stats count it in flight
-// until its response body is closed.
+// says (Retry-After, rate-limit headers, a 429, a server failing with 5xx
+// answers or timeouts, the latency for adaptive pacing); and the domain's
+// place and stats count it in flight until its response body is closed.
 //
 // A request waits using its context, so a cancelled context or an
 // http.Client.Timeout ends the wait at once; a wait that cannot end before
@@ -55,13 +56,14 @@ type Transport struct {
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
+	userAgent      string // sent with requests that carry none
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
 	rules          map[*config.Limit]*limiter.Rule // of each limit, shared by its domains
 	domains        *domains.Table[domain, *domain]
 
 	maxPause time.Duration
-	robots   *robotsCache // nil unless WithRobots
+	robots   *robotscache.Cache // nil unless WithRobots
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -95,6 +97,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxWait:        o.maxWait,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
+		userAgent:      o.userAgent,
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 
@@ -104,7 +107,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	for _, l := range limits {
 		t.rules[l] = t.ruleOf(l)
 	}
-	t.robots = newRobotsCache(t, o.robots)
+	t.robots = newRobotsCache(t, o.robots, o.userAgent)
 	t.domains = domains.New(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
@@ -113,6 +116,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = t.withUserAgent(req)
 	tk := ticket.From(req.Context())
 	d, err := t.acquire(req)
 	if err != nil {
@@ -121,10 +125,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if t.robots != nil {
-		if err := t.robots.check(req.Context(), req, d); err != nil {
-			if errors.Is(err, ErrDisallowed) {
-				d.stats.Disallowed()
-			}
+		if err := t.checkRobots(req, d); err != nil {
 			return nil, refuse(req, d, tk, false, err)
 		}
 	}
@@ -150,6 +151,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
 	if err != nil {
+		t.learnFailure(ctx, d, err, sent)
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)

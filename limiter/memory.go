@@ -120,11 +120,11 @@ func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.D
 	n, rule := sh.m.nanos(now), r.rule()
 	s := sh.stateLocked(r.Key, n)
 	defer func() { s.quietAt = s.quiet(rule) }()
-	if o.Status == 0 {
+	if o.Status == 0 && !o.Failed {
 		s.taught().SetCrawlDelay(o.Host, o.CrawlDelay)
 		return 0
 	}
-	v := s.taught().Observe(&feedback.Response{Status: o.Status, Sent: o.Sent, Latency: o.Latency,
+	v := s.taught().Observe(&feedback.Response{Status: o.Status, Failed: o.Failed, Sent: o.Sent, Latency: o.Latency,
 		RetryAfter: o.RetryAfter, RateLimit: o.RateLimit}, now, policyOf(rule))
 	if v.Pause > 0 {
 		s.pause(after(n, v.Pause), Reason(v.Reason))
@@ -203,7 +203,8 @@ func (sh *shard) stateLocked(key string, now int64) *keyState {
 }
 
 func policyOf(r *Rule) *feedback.Policy {
-	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r)}
+	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r),
+		StartDelay: r.AdaptiveStart, MaxDelay: r.AdaptiveMax, ErrorStatuses: r.ErrorStatuses}
 }
 
 // defaultMaxPause is the longest pause a server can impose when the Rule

@@ -47,10 +47,11 @@ type Snapshot struct {
 	PausedUntil time.Time
 	// PauseReason says who asked for the current pause
 	// ([limiter.ReasonRetryAfter], [limiter.ReasonRateLimit],
-	// [limiter.ReasonBackoff], or [limiter.ReasonShared]: another worker
-	// sharing the limiter), or which learned gap holds the next request
-	// back ([limiter.ReasonCrawlDelay], [limiter.ReasonAdaptive]); empty if
-	// none.
+	// [limiter.ReasonBackoff] after a 429, [limiter.ReasonErrors] while
+	// the server fails: 5xx answers, timeouts, refused connections; or
+	// [limiter.ReasonShared]: another worker sharing the limiter), or which
+	// learned gap holds the next request back ([limiter.ReasonCrawlDelay],
+	// [limiter.ReasonAdaptive]); empty if none.
 	PauseReason limiter.Reason
 	// PausedTime is the total time the domain was paused at the server's request.
 	PausedTime time.Duration
