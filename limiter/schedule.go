@@ -273,7 +273,7 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	if t == now {
 		s.start(&tr, now, rule)
 	}
-	s.keep(tr)
+	s.keep(tr, now)
 	res.OK, res.id, res.at = true, tr.id, t
 	s.quietAt = s.quiet(rule)
 }
@@ -308,19 +308,27 @@ func (s *keyState) noteStart(now int64, rule *Rule) {
 	s.made++
 }
 
-// keep adds tr, the latest turn, to the turns a cancel may give back. A
-// started turn is never given back but by its own cancel: the turns
-// before it are followed by a live one, and are forgotten.
-func (s *keyState) keep(tr turn) {
+// keep adds tr, the latest turn, claimed at now, to the turns a cancel may
+// give back. It forgets the turns that no cancel can give back any more:
+// those a started turn follows (a live one), and those whose time has
+// come (their requests went, or go late, whether or not their callers
+// confirm them). A turn forgotten and cancelled later frees its quota
+// slots only, and the turns after it keep what it took.
+func (s *keyState) keep(tr turn, now int64) {
 	if s.turns == nil {
 		s.turns = s.turn[:0]
 	}
-	for i := len(s.turns) - 1; i >= 0; i-- {
-		if s.turns[i].started {
-			s.turns = s.turns[:copy(s.turns, s.turns[i+1:])]
+	i := 0
+	for j := len(s.turns) - 1; j >= 0; j-- {
+		if s.turns[j].started {
+			i = j + 1
 			break
 		}
 	}
+	for i < len(s.turns) && s.turns[i].at <= now {
+		i++
+	}
+	s.turns = s.turns[:copy(s.turns, s.turns[i:])]
 	s.turns = append(s.turns, tr)
 }
 
@@ -345,7 +353,7 @@ func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) ti
 		s.cancel(res.id, res.at, rule)
 		t, reason := s.earliest(now, rule, jitter)
 		tr := s.claim(t, rule)
-		s.keep(tr)
+		s.keep(tr, now)
 		res.Reason, res.id, res.at = reason, tr.id, t
 		s.quietAt = s.quiet(rule)
 		return time.Duration(t - now)

@@ -93,3 +93,23 @@ func describe(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 	}
 	return out
 }
+
+// TestTurnsStayFewWithoutConfirms checks that a caller who never confirms
+// its turns (it sleeps through each wait and goes) leaves the state with
+// no more turns than wait ahead.
+func TestTurnsStayFewWithoutConfirms(t *testing.T) {
+	rule := Rule{Rate: 10, Burst: 1}
+	s := newKeyState()
+	for i := range 1000 {
+		now := int64(i) * int64(50*time.Millisecond) // twice the rate: the queue grows
+		var res Reservation
+		s.reserve(now, &rule, 0, 0, &res)
+		waiting := int64(0)
+		for _, tr := range s.turns {
+			if tr.at > now {
+				waiting++
+			}
+		}
+		require.LessOrEqual(t, len(s.turns), int(waiting)+1, "reservation %d", i)
+	}
+}
