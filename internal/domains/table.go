@@ -28,7 +28,7 @@ type Domain[V any] interface {
 // domains at most, but for those a request holds: a new domain forgets
 // the least recently used ones that none holds, in the part of the table
 // its key falls in. Calls for keys of different parts do not wait for each
-// other. Each domain is one allocation, holding a copy of its key.
+// other. Each domain takes one allocation, and one for the copy of its key.
 //
 // A Table is safe for concurrent use; make it with New.
 type Table[V any, P Domain[V]] struct {
