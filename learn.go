@@ -30,7 +30,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		return
 	}
 	d.listening.Store(backsOff)
-	t.tell(ctx, d, observation(resp, sent, t.clock.now()))
+	t.tell(ctx, d, observation(resp, sent, time.Now()))
 }
 
 // learnFailure tells the limiter that a request to d, sent at sent, got
@@ -42,7 +42,7 @@ func (t *Transport) learnFailure(ctx context.Context, d *domain, err error, sent
 		return
 	}
 	d.listening.Store(true)
-	now := t.clock.now()
+	now := time.Now()
 	t.tell(ctx, d, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 
