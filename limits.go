@@ -100,9 +100,17 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 	return name, nil
 }
 
-func (t *Transport) newDomain(key string) *domain {
-	d := &domain{key: key, exempt: (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
+// setUpDomain makes d the domain of key, under its limit.
+func (t *Transport) setUpDomain(d *domain, key string) {
+	d.key = key
+	d.exempt = (t.loopbackExempt && isLoopback(key)) || key == noHostKey
 	t.currentPace(&d.pace, scopeDomain, key, !d.exempt)
+}
+
+// newDomain returns a domain of key that the table does not hold.
+func (t *Transport) newDomain(key string) *domain {
+	d := new(domain)
+	t.setUpDomain(d, key)
 	return d
 }
 

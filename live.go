@@ -7,7 +7,9 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/pattern"
@@ -21,6 +23,16 @@ type limitSet struct {
 	domains *pattern.Table[*config.Limit]
 	server  *config.Limit // nil: no server scope
 	global  *config.Limit // nil: no global scope
+	paces   *sync.Map     // *config.Limit -> its *pace without places, shared by the keys it paces
+}
+
+// shared returns the pace of l, one of ls's limits, without places.
+func (ls *limitSet) shared(l *config.Limit, maxPause time.Duration) *pace {
+	if p, ok := ls.paces.Load(l); ok {
+		return p.(*pace)
+	}
+	p, _ := ls.paces.LoadOrStore(l, newPace(l, maxPause, ls, false))
+	return p.(*pace)
 }
 
 // newLimitSet checks the limits and the domains' names, as resolveDomains
@@ -41,7 +53,7 @@ func newLimitSet(def *config.Limit, domains []domainEntry, server, global *confi
 	if err != nil {
 		return nil, err
 	}
-	return &limitSet{def: def, domains: table, server: server, global: global}, nil
+	return &limitSet{def: def, domains: table, server: server, global: global, paces: new(sync.Map)}, nil
 }
 
 // scopeLimit checks the limit of the scope named as its config field is,
@@ -74,9 +86,10 @@ func (ls *limitSet) limitOf(scope, key string) *config.Limit {
 }
 
 // currentPace returns the pace that ptr holds for key in scope, made anew
-// first if the limits in force have changed since it was made. A pace
-// whose limit did not change keeps its places, so that requests in flight
-// still count; one whose limit changed starts with none taken.
+// first if the limits in force have changed since it was made. Keys
+// without places (MaxConcurrent) share their limit's pace. A pace with
+// places whose limit did not change keeps them, so that requests in
+// flight still count; one whose limit changed starts with none taken.
 func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string, slotted bool) *pace {
 	for {
 		p := ptr.Load()
@@ -86,12 +99,15 @@ func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string, sl
 		}
 		l := ls.limitOf(scope, key)
 		var fresh *pace
-		if p != nil && sameLimit(p.limit, l) {
+		switch {
+		case p != nil && p.slots != nil && sameLimit(p.limit, l):
 			kept := *p
 			kept.set = ls
 			fresh = &kept
-		} else {
-			fresh = newPace(l, t.maxPause, ls, slotted)
+		case slotted && l.MaxConcurrent > 0 && !l.Disabled:
+			fresh = newPace(l, t.maxPause, ls, true)
+		default:
+			fresh = ls.shared(l, t.maxPause)
 		}
 		if ptr.CompareAndSwap(p, fresh) {
 			return fresh
@@ -119,7 +135,7 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 		return err
 	}
 	ls := *old
-	ls.domains = old.domains.Clone()
+	ls.domains, ls.paces = old.domains.Clone(), new(sync.Map)
 	one.Range(func(name string, l *config.Limit) bool {
 		ls.domains.Set(name, l)
 		t.logChange(name, l)

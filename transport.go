@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/polite-go/polite/internal/domains"
 	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
@@ -64,10 +65,9 @@ type Transport struct {
 	loopbackExempt bool
 	logger         *slog.Logger
 	userAgent      string // sent with requests that carry none
-	clock          clock
 	limits         atomic.Pointer[limitSet]
 	limitsMu       sync.Mutex // held while SetLimit or SetConfig replaces limits
-	domains        domainTable
+	domains        *domains.Table[domain, *domain]
 
 	maxPause time.Duration
 	robots   *robotscache.Cache // nil unless WithRobots
@@ -105,18 +105,13 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
 		userAgent:      o.userAgent,
-		clock:          newClock(),
 
 		maxPause: o.maxPause,
 	}
 	t.limits.Store(limits)
 	t.robots = newRobotsCache(t, o.robots, o.userAgent)
 	t.scopes = newScopes(&o)
-	t.domains.maxDomains = o.maxDomains
-	t.domains.newDomain = t.newDomain
-	if o.byHost {
-		t.domains.hosts = &hostDomains{hostCache[*domain]{limit: 2 * int64(o.maxDomains)}}
-	}
+	t.domains = domains.New(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
 }
@@ -170,7 +165,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	if err := held.takeSlots(ctx); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, p, tk, true, &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err})
+		return nil, refuse(req, d, p, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
 	w, err := t.wait(ctx, d, p, held, tk)
 	if err != nil {
@@ -179,7 +174,6 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		return nil, refuse(req, d, p, tk, true, err)
 	}
 	tk.Claimed()
-	d.used(w.sent)
 	d.stats.Sent(w.sent, w.wait, w.degraded)
 	switch w.scope {
 	case scopeServer:
@@ -250,22 +244,11 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight) 
 
 // acquire finds the request's domain and claims it for the request.
 func (t *Transport) acquire(req *http.Request) (*domain, error) {
-	hosts := t.domains.hosts
-	if hosts != nil && req.URL != nil {
-		if d := hosts.acquire(req.URL.Host); d != nil {
-			return d, nil
-		}
-	}
 	key, err := t.Key(req)
 	if err != nil {
 		return nil, err
 	}
-	d := t.domains.acquire(key)
-	if hosts != nil {
-		// d is acquired: no sweep forgets it before its host is stored.
-		hosts.store(req.URL.Host, d)
-	}
-	return d, nil
+	return t.domains.Acquire(key), nil
 }
 
 // takeSlot takes a place under the MaxConcurrent of d's pace p.
@@ -283,7 +266,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
 		return nil
 	case <-ctx.Done():
 		full := &placesTaken{max: cap(p.slots), inFlight: len(p.slots), cause: context.Cause(ctx)}
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: full}
+		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: full}
 	}
 }
 
@@ -294,7 +277,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 		return t.waitScopes(ctx, d, p, held, tk)
 	}
 	if d.unpaced(p) {
-		return waited{sent: t.clock.now()}, nil
+		return waited{sent: time.Now()}, nil
 	}
 	r := d.request(p)
 	r.MaxWait = t.maxWait
@@ -306,7 +289,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 			t.logWait(ctx, d, w)
 		}
 		if w.sent.IsZero() {
-			w.sent = t.clock.now()
+			w.sent = time.Now()
 		}
 		return w, nil
 	}
@@ -347,7 +330,7 @@ func (t *Transport) logWait(ctx context.Context, d *domain, w waited) {
 // waitError is the error of a failed wait under ctx for a request to d,
 // whose turn would have come after wait.
 func (t *Transport) waitError(ctx context.Context, d *domain, wait time.Duration, err error) error {
-	retryAt := t.clock.now().Add(wait)
+	retryAt := time.Now().Add(wait)
 	if ctx.Err() != nil {
 		return &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
 	}

@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,7 +40,7 @@ type savedKey struct {
 	Last        int64          `json:"last,omitempty"`
 	PausedUntil int64          `json:"paused_until,omitempty"`
 	PauseWhy    Reason         `json:"pause_reason,omitempty"`
-	Windows     []savedWindow  `json:"windows,omitempty"`
+	Starts      []int64        `json:"starts,omitempty"`
 	SentBucket  savedBucket    `json:"sent_bucket,omitzero"`
 	Sent        int64          `json:"sent,omitempty"`
 	QuietAt     int64          `json:"quiet_at"`
@@ -50,11 +52,6 @@ type savedBucket struct {
 	At     int64   `json:"at"`
 }
 
-type savedWindow struct {
-	Limit  int     `json:"limit"`
-	Starts []int64 `json:"starts,omitempty"`
-}
-
 // WriteTo writes the state of every key that has not fully recovered to
 // w, in wall-clock time, so that ReadFrom restores it in another process
 // to mean the same: every key's next turn, bucket, gaps, quota windows,
@@ -63,14 +60,16 @@ func (m *Memory) WriteTo(w io.Writer) (int64, error) {
 	now := time.Now()
 	n := m.nanos(now)
 	out := savedState{Format: stateFormat, Version: stateVersion, SavedAt: now.UTC(), Keys: map[string]savedKey{}}
-	m.keys.Range(func(key string, s *lockedState) bool {
-		s.mu.Lock()
-		if !s.dropped && s.quietAt > n {
-			out.Keys[key] = m.save(&s.keyState)
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		for e := range sh.keys.All {
+			if e.Value.quietAt > n {
+				out.Keys[e.Key] = m.save(&e.Value)
+			}
 		}
-		s.mu.Unlock()
-		return true
-	})
+		sh.mu.Unlock()
+	}
 	cw := &countingWriter{w: w}
 	err := json.NewEncoder(cw).Encode(&out)
 	return cw.n, err
@@ -93,19 +92,27 @@ func (m *Memory) ReadFrom(r io.Reader) (int64, error) {
 	case in.Version != stateVersion:
 		return cr.n, fmt.Errorf("limiter: reading state: version %d, and this build reads version %d", in.Version, stateVersion)
 	}
-	now := m.nanos(time.Now())
 	for key, saved := range in.Keys {
 		st, err := m.restore(saved)
 		if err != nil {
 			return cr.n, fmt.Errorf("limiter: reading state of %q: %w", key, err)
 		}
-		s := m.lockState(key, &noRule, now)
-		gen := s.gen
-		s.keyState = *st
-		s.gen = gen
-		s.mu.Unlock()
+		m.replace(key, st)
 	}
 	return cr.n, nil
+}
+
+// replace makes st key's state. The turns handed out before are not st's:
+// they give nothing back to it.
+func (m *Memory) replace(key string, st *keyState) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.keys.Peek(key); e != nil {
+		e.Value.dropped = true
+		sh.keys.Remove(e)
+	}
+	sh.keys.Add(strings.Clone(key)).Value = *st
 }
 
 func (m *Memory) wall(n int64) int64 {
@@ -123,67 +130,46 @@ func (m *Memory) local(wall int64) int64 {
 }
 
 func (m *Memory) save(s *keyState) savedKey {
-	k := savedKey{PauseWhy: s.pauseWhy, QuietAt: m.wall(s.quietAt)}
+	k := savedKey{PauseWhy: s.pauseWhy, QuietAt: m.wall(s.quietAt), Last: m.wall(s.plan.last),
+		Sent: m.wall(s.sent.last), PausedUntil: m.wall(s.pausedUntil),
+		Bucket: m.saveBucket(s.plan.bucket), SentBucket: m.saveBucket(s.sent.bucket)}
 	if s.fb != nil {
 		k.Feedback = s.fb.Save()
 	}
-	if s.bucket.used {
-		k.Bucket = savedBucket{s.bucket.tokens, m.wall(s.bucket.at)}
-	}
-	if s.sentBucket.used {
-		k.SentBucket = savedBucket{s.sentBucket.tokens, m.wall(s.sentBucket.at)}
-	}
-	if s.hasLast {
-		k.Last = m.wall(s.last)
-	}
-	if s.hasSent {
-		k.Sent = m.wall(s.sent)
-	}
-	if s.pausedUntil > math.MinInt64 {
-		k.PausedUntil = m.wall(s.pausedUntil)
-	}
-	for _, w := range s.windows {
-		sw := savedWindow{Limit: w.limit}
-		for _, t := range w.live() {
-			sw.Starts = append(sw.Starts, m.wall(t))
-		}
-		k.Windows = append(k.Windows, sw)
+	for _, t := range s.starts {
+		k.Starts = append(k.Starts, m.wall(t))
 	}
 	return k
 }
 
+func (m *Memory) saveBucket(b bucket) savedBucket {
+	if b.at == none {
+		return savedBucket{}
+	}
+	return savedBucket{b.tokens, m.wall(b.at)}
+}
+
+func (m *Memory) restoreBucket(b savedBucket) bucket {
+	return bucket{tokens: b.Tokens, at: m.local(b.At)}
+}
+
+// restore makes the keyState that k holds, as it was saved: the rule the
+// key is next used under fits it (see keyState.fit).
 func (m *Memory) restore(k savedKey) (*keyState, error) {
 	s := newKeyState()
+	s.restored = true
 	s.pauseWhy, s.quietAt = k.PauseWhy, m.local(k.QuietAt)
 	if k.Feedback != (feedback.Saved{}) {
 		s.taught().Restore(k.Feedback)
 	}
-	if k.Bucket.At != 0 {
-		s.bucket = bucket{tokens: k.Bucket.Tokens, at: m.local(k.Bucket.At), used: true}
+	s.plan = schedule{bucket: m.restoreBucket(k.Bucket), last: m.local(k.Last)}
+	s.sent = schedule{bucket: m.restoreBucket(k.SentBucket), last: m.local(k.Sent)}
+	s.pausedUntil = m.local(k.PausedUntil)
+	for _, t := range k.Starts {
+		s.starts = append(s.starts, m.local(t))
 	}
-	if k.SentBucket.At != 0 {
-		s.sentBucket = bucket{tokens: k.SentBucket.Tokens, at: m.local(k.SentBucket.At), used: true}
-	}
-	if k.Last != 0 {
-		s.last, s.hasLast = m.local(k.Last), true
-	}
-	if k.Sent != 0 {
-		s.sent, s.hasSent = m.local(k.Sent), true
-	}
-	if k.PausedUntil != 0 {
-		s.pausedUntil = m.local(k.PausedUntil)
-	}
-	for _, sw := range k.Windows {
-		if sw.Limit < 1 || len(sw.Starts) > sw.Limit {
-			return nil, fmt.Errorf("a quota window of %d holds %d starts", sw.Limit, len(sw.Starts))
-		}
-		w := window{limit: sw.Limit}
-		for _, t := range sw.Starts {
-			w.starts = append(w.starts, m.local(t))
-		}
-		s.windows = append(s.windows, w)
-	}
-	if math.IsNaN(s.bucket.tokens) || math.IsNaN(s.sentBucket.tokens) {
+	slices.Sort(s.starts)
+	if math.IsNaN(s.plan.bucket.tokens) || math.IsNaN(s.sent.bucket.tokens) {
 		return nil, errors.New("a bucket holds no number of tokens")
 	}
 	return s, nil
