@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/lru"
 	"github.com/polite-go/polite/internal/resolve"
 	"github.com/polite-go/polite/limiter"
 )
@@ -111,7 +112,7 @@ type scopes struct {
 	resolver *resolve.Cache
 
 	mu      sync.Mutex
-	servers map[string]*scope // by the server's address or /64
+	servers lru.List[string, *scope] // by the server's address or /64
 	max     int
 
 	// waiter is the scope that last made a request wait, whose turn a
@@ -128,7 +129,6 @@ func newScopes(o *options) *scopes {
 	return &scopes{
 		global:   &scope{name: scopeGlobal, key: globalKey},
 		resolver: resolve.New(lookup, serverTTL, o.maxDomains),
-		servers:  make(map[string]*scope),
 		max:      o.maxDomains,
 	}
 }
@@ -173,25 +173,21 @@ func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 	return held
 }
 
-// acquireServer returns the scope of server, claimed. When the table is
-// full, it first forgets every server no request holds; their pace stays
-// in the limiter.
+// acquireServer returns the scope of server, claimed. Past max servers,
+// it forgets the least recently used that no request holds; their pace
+// stays in the limiter.
 func (sc *scopes) acquireServer(server string) *scope {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	s, ok := sc.servers[server]
-	if !ok {
-		if len(sc.servers) >= sc.max {
-			for k, old := range sc.servers {
-				if old.held.Load() == 0 {
-					delete(sc.servers, k)
-				}
-			}
-		}
-		s = &scope{name: scopeServer, key: serverPrefix + server}
-		sc.servers[server] = s
+	e := sc.servers.Get(server)
+	if e != nil {
+		e.Value.held.Add(1)
+		return e.Value
 	}
+	s := &scope{name: scopeServer, key: serverPrefix + server}
 	s.held.Add(1)
+	sc.servers.Add(server).Value = s
+	sc.servers.Trim(sc.max, 2, func(e *lru.Entry[string, *scope]) bool { return e.Value.held.Load() == 0 })
 	return s
 }
 

@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/polite-go/polite/internal/lru"
 )
 
 // LookupFunc returns the addresses of host, a host name without port or
@@ -20,9 +23,9 @@ func Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
 
-// Cache remembers the server of each of at most max host names for ttl
-// after its lookup; past max, it forgets expired names, then any. A
-// lookup's failure is not remembered. Concurrent calls for one name share
+// Cache remembers the server of each of at most max host names, the most
+// recently used, for ttl after its lookup. A lookup's failure is not
+// remembered. Concurrent calls for one name share
 // one lookup, which goes on when the call that started it is cancelled. A
 // Cache is safe for concurrent use.
 type Cache struct {
@@ -31,7 +34,7 @@ type Cache struct {
 	max    int
 
 	mu    sync.Mutex
-	names map[string]*entry
+	names lru.List[string, *entry]
 }
 
 // entry is one name's server, or the lookup that will find it.
@@ -44,7 +47,7 @@ type entry struct {
 
 // New returns an empty Cache that looks names up with lookup.
 func New(lookup LookupFunc, ttl time.Duration, max int) *Cache {
-	return &Cache{lookup: lookup, ttl: ttl, max: max, names: make(map[string]*entry)}
+	return &Cache{lookup: lookup, ttl: ttl, max: max}
 }
 
 // Server returns the key of the server host stands for: an IP address
@@ -55,10 +58,18 @@ func (c *Cache) Server(ctx context.Context, host string) (string, error) {
 	}
 	now := time.Now()
 	c.mu.Lock()
-	e, ok := c.names[host]
-	if !ok || (isDone(e) && !now.Before(e.expires)) {
+	var e *entry
+	known := c.names.Get(host)
+	if known != nil {
+		e = known.Value
+	}
+	if e == nil || (isDone(e) && !now.Before(e.expires)) {
 		e = &entry{done: make(chan struct{})}
-		c.storeLocked(host, e, now)
+		if known == nil {
+			known = c.names.Add(strings.Clone(host))
+			c.names.Trim(c.max, 1, func(*lru.Entry[string, *entry]) bool { return true })
+		}
+		known.Value = e
 		c.mu.Unlock()
 		go c.resolve(context.WithoutCancel(ctx), host, e)
 	} else {
@@ -84,31 +95,13 @@ func (c *Cache) resolve(ctx context.Context, host string, e *entry) {
 	if err != nil {
 		e.err = fmt.Errorf("lookup %s: %w", host, err)
 		c.mu.Lock()
-		if c.names[host] == e {
-			delete(c.names, host)
+		if known := c.names.Peek(host); known != nil && known.Value == e {
+			c.names.Remove(known)
 		}
 		c.mu.Unlock()
 	}
 	e.expires = time.Now().Add(c.ttl)
 	close(e.done)
-}
-
-// storeLocked notes e as host's entry, making room if the cache is full.
-func (c *Cache) storeLocked(host string, e *entry, now time.Time) {
-	if _, ok := c.names[host]; !ok && len(c.names) >= c.max {
-		for name, old := range c.names {
-			if isDone(old) && !now.Before(old.expires) {
-				delete(c.names, name)
-			}
-		}
-		for name := range c.names {
-			if len(c.names) < c.max {
-				break
-			}
-			delete(c.names, name)
-		}
-	}
-	c.names[host] = e
 }
 
 func isDone(e *entry) bool {
