@@ -9,7 +9,8 @@ import (
 
 // WaitError is the error for a request that polite did not send because
 // its wait failed: the context was cancelled, its deadline could not be
-// met, or the wait was longer than WithMaxWait allows. Nothing was sent and
+// met, the wait was longer than WithMaxWait allows, or its host's
+// robots.txt could not be fetched (ErrRobotsUnreachable). Nothing was sent and
 // nothing of the domain's pace was consumed. errors.Is sees through it to
 // the cause: context.Canceled, context.DeadlineExceeded or
 // limiter.ErrWaitTooLong.
@@ -47,3 +48,10 @@ func (e *WaitError) Temporary() bool { return e.Timeout() }
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.
 var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
+
+// ErrRobotsUnreachable is matched, with ErrDisallowed, by the error for a
+// request refused because its host's robots.txt could not be fetched (a
+// 5xx or 429 answer, no answer): RFC 9309 then disallows the whole host
+// until the file is fetched again. The error is a *WaitError whose RetryAt
+// says when that is; a request sent after it may go.
+var ErrRobotsUnreachable = errors.New("polite: robots.txt unreachable")

@@ -103,6 +103,7 @@ type robotsFetch struct {
 type robotsRules struct {
 	file        *robots.Robots // nil allows every path
 	unreachable string         // why the file could not be fetched; if set, every path is disallowed
+	retryAt     time.Time      // with unreachable: when the file is fetched again
 	crawlDelay  time.Duration  // the agent's, capped
 	size        int64          // the bytes file holds at most: 4 per byte of body parsed
 }
@@ -153,7 +154,8 @@ func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) e
 		return nil
 	}
 	if rules.unreachable != "" {
-		return fmt.Errorf("%w: %s %s: %s", ErrDisallowed, req.Method, u.Redacted(), rules.unreachable)
+		msg := fmt.Sprintf("%v: %s %s: %s", ErrDisallowed, req.Method, u.Redacted(), rules.unreachable)
+		return &WaitError{Domain: d.key, RetryAt: rules.retryAt, Err: unreachableRefusal(msg)}
 	}
 	return fmt.Errorf("%w: %s %s", ErrDisallowed, req.Method, u.Redacted())
 }
@@ -257,9 +259,9 @@ func (c *robotsCache) fetch(target, userAgent string) (*robotsRules, error) {
 		case errors.As(err, &we):
 			return nil, err
 		case s.timedOut():
-			return unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
+			return c.unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
 		}
-		return unreachable("robots.txt unreachable (%v); retried after %v", err, robotsRetry), nil
+		return c.unreachable("robots.txt unreachable (%v); retried after %v", err, robotsRetry), nil
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
@@ -268,9 +270,9 @@ func (c *robotsCache) fetch(target, userAgent string) (*robotsRules, error) {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsSize+1))
 		switch {
 		case err != nil && s.timedOut():
-			return unreachable("robots.txt not read within %v; retried after %v", c.timeout, robotsRetry), nil
+			return c.unreachable("robots.txt not read within %v; retried after %v", c.timeout, robotsRetry), nil
 		case err != nil:
-			return unreachable("robots.txt unreadable (%v); retried after %v", err, robotsRetry), nil
+			return c.unreachable("robots.txt unreadable (%v); retried after %v", err, robotsRetry), nil
 		}
 		file := robots.Parse(body)
 		delay, _ := file.CrawlDelay(c.agent)
@@ -281,12 +283,25 @@ func (c *robotsCache) fetch(target, userAgent string) (*robotsRules, error) {
 	default:
 		// 5xx, and 429: the server asking to slow down, not the file's
 		// absence, which Google too treats as a server error.
-		return unreachable("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry), nil
+		return c.unreachable("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry), nil
 	}
 }
 
-func unreachable(format string, args ...any) *robotsRules {
-	return &robotsRules{unreachable: fmt.Sprintf(format, args...)}
+// unreachable returns the rules of a file that could not be fetched, for
+// the reason format and args say: nothing allowed until robotsRetry.
+func (c *robotsCache) unreachable(format string, args ...any) *robotsRules {
+	return &robotsRules{unreachable: fmt.Sprintf(format, args...), retryAt: c.t.clock.now().Add(robotsRetry)}
+}
+
+// unreachableRefusal is the cause of a request refused because its host's
+// robots.txt could not be fetched: it matches ErrDisallowed and
+// ErrRobotsUnreachable.
+type unreachableRefusal string
+
+func (e unreachableRefusal) Error() string { return string(e) }
+
+func (e unreachableRefusal) Is(target error) bool {
+	return target == ErrDisallowed || target == ErrRobotsUnreachable
 }
 
 // robotsSender is the base transport of one robots.txt fetch: it gives the
