@@ -106,12 +106,12 @@ func TestFetchArguments(t *testing.T) {
 	progress := lines(o.stderr)
 	require.Len(t, progress, 4, "stderr: %s", o.stderr)
 	assert.Contains(t, o.stderr, "404 "+s.URL+"/missing")
-	assert.Regexp(t, `^\[\d/3\] (200|404) http://`, progress[0])
-	assert.Contains(t, progress[3], "3 got a response, 0 failed")
+	assert.Regexp(t, `^\[\d/3 \d+\.\d{3}s\] (200|404) http://`, progress[0], "each line says when, since the start")
+	assert.Contains(t, progress[3], "3 fetched, 0 failed")
 	// The table: a header and one row for the server's domain.
 	table := lines(o.stdout)
 	require.Len(t, table, 2, "stdout: %s", o.stdout)
-	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "DELAYED", "AVG", "WAIT", "THROTTLED", "PAUSED", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
+	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "RATE", "QUEUED", "WAITED", "PAUSED", "RETRIES", "ROBOTS", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
 	row := strings.Fields(table[1])
 	assert.Equal(t, "127.0.0.1", row[0])
 	assert.Equal(t, "3", row[1])
@@ -210,12 +210,12 @@ func TestFetchFailures(t *testing.T) {
 		args []string
 		want []string // in stderr, as regular expressions
 	}{
-		{"bad URL among good", []string{s.URL + "/ok", "http://exa mple.com/"}, []string{`bad URL "http://exa mple\.com/"`, "1 got a response, 1 failed"}},
+		{"bad URL among good", []string{s.URL + "/ok", "http://exa mple.com/"}, []string{`bad URL "http://exa mple\.com/"`, "1 fetched, 1 failed"}},
 		{"no scheme", []string{"example.com/x"}, []string{`bad URL "example\.com/x": no scheme`}},
 		{"other scheme", []string{"ftp://example.com/x"}, []string{`scheme "ftp" is not http or https`}},
 		{"no host", []string{"http:///x"}, []string{`bad URL "http:///x": no host`}},
-		{"connection refused", []string{closed}, []string{"FAIL " + regexp.QuoteMeta(closed), "connection refused"}},
-		{"timeout", []string{"-timeout", "300ms", slow.URL}, []string{"FAIL " + regexp.QuoteMeta(slow.URL), `Timeout|deadline exceeded`}},
+		{"connection refused", []string{closed}, []string{"RETRY " + regexp.QuoteMeta(closed) + ".*attempt 4", "FAIL " + regexp.QuoteMeta(closed), "connection refused"}},
+		{"timeout", []string{"-timeout", "300ms", "-retries", "1", slow.URL}, []string{"RETRY " + regexp.QuoteMeta(slow.URL), "FAIL " + regexp.QuoteMeta(slow.URL), `Timeout|deadline exceeded`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runPolite(t, "", append([]string{"fetch", "-rate", "100"}, c.args...)...)

@@ -63,7 +63,7 @@ func TestProgressInTerminal(t *testing.T) {
 	assert.Contains(t, seen, "EXIT=1")
 	assert.Regexp(t, `100% \|█+\| \(9/9\)`, seen)
 	assert.Contains(t, seen, `FAIL bad URL "http://exa mple.com/"`, "failures are printed above the bar")
-	assert.Contains(t, seen, "8 got a response, 1 failed")
+	assert.Contains(t, seen, "8 fetched, 1 failed")
 	assert.NotContains(t, seen, "] 200 http", "a terminal gets the bar, not log lines")
 	table, err := os.ReadFile(stdout)
 	require.NoError(t, err)
