@@ -25,6 +25,7 @@ type site struct {
 	*httptest.Server
 	statuses map[string]int // by path; 200 when absent
 	robots   string         // the body of /robots.txt
+	delay    time.Duration  // before each answer
 
 	mu       sync.Mutex
 	paths    []string
@@ -44,6 +45,7 @@ func startSite(t *testing.T, s *site) *site {
 		s.agents = append(s.agents, r.UserAgent())
 		s.arrivals = append(s.arrivals, time.Now())
 		s.mu.Unlock()
+		time.Sleep(s.delay)
 		if r.URL.Path == "/robots.txt" && s.robots != "" {
 			fmt.Fprint(w, s.robots)
 			return
@@ -288,6 +290,11 @@ func TestFetchBadUsage(t *testing.T) {
 		{"robots empty", []string{"-robots", "", "http://a.test/"}, "", "-robots: empty agent"},
 		{"robots escape", []string{"-robots", "bot\x1b[31m", "http://a.test/"}, "", "a control character"},
 		{"stdin line too long", nil, "http://a.test/\n" + strings.Repeat("x", 70<<10), "reading stdin: line 2 is longer than 64 KiB"},
+		{"stdin two URLs on a line", nil, "http://a.test/1\n\nhttp://a.test/2 http://alice:PW@a.test/3\n", `reading stdin: line 3 holds more than one URL ("http://a.test/2", then "http://alice:xxxxx@a.test/3")`},
+		{"negative retries", []string{"-retries", "-1", "http://a.test/"}, "", "-retries: must not be negative"},
+		{"negative max-wait", []string{"-max-wait", "-1s", "http://a.test/"}, "", "-max-wait: must not be negative"},
+		{"zero max-pause", []string{"-max-pause", "0", "http://a.test/"}, "", "-max-pause: must be positive"},
+		{"zero max-crawl-delay", []string{"-max-crawl-delay", "0", "http://a.test/"}, "", "-max-crawl-delay: must be positive"},
 		{"stdin UTF-16", nil, "\xff\xfeh\x00t\x00t\x00p\x00:\x00/\x00/\x00a\x00\n\x00", "UTF-16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

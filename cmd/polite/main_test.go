@@ -115,6 +115,9 @@ func TestCommands(t *testing.T) {
 		{"demo -h", []string{"demo", "-h"}, exitOK, "polite demo", ""},
 		{"key -h", []string{"key", "-h"}, exitOK, "-host", ""},
 		{"demo extra", []string{"demo", "now"}, exitUsage, "", `unexpected argument "now"`},
+		{"-version", []string{"-version"}, exitOK, "polite (devel)", ""},
+		{"fetch -h says the exit codes", []string{"fetch", "-h"}, exitOK, "143 for SIGTERM", ""},
+		{"fetch -h says which limit covers what", []string{"fetch", "-h"}, exitOK, "-max-wait bounds how long a URL waits", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runPolite(t, "", c.args...)

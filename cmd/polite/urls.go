@@ -31,7 +31,8 @@ const (
 )
 
 // readLines reads one item per line, skipping blank lines and lines that
-// start with "#", with surrounding spaces trimmed. A UTF-8 byte-order mark
+// start with "#", with surrounding spaces trimmed; a line with a space
+// inside holds more than one item, an error naming the line. A UTF-8 byte-order mark
 // at the start is skipped; UTF-16 text, a line longer than maxLine, more
 // than maxList bytes or more than maxURLs items are errors, found before
 // the rest of the input is read.
