@@ -49,14 +49,25 @@ type outcome struct {
 // cannot run or does not end within a minute.
 func runPolite(t *testing.T, stdin string, args ...string) outcome {
 	t.Helper()
-	o, err := runBinary(stdin, args...)
+	return runPoliteWithin(t, time.Minute, stdin, args...)
+}
+
+// runPoliteWithin is runPolite with a time limit of its own.
+func runPoliteWithin(t *testing.T, limit time.Duration, stdin string, args ...string) outcome {
+	t.Helper()
+	o, err := runBinaryWithin(limit, stdin, args...)
 	require.NoError(t, err)
 	return o
 }
 
 // runBinary runs the binary with args and stdin, for at most a minute.
 func runBinary(stdin string, args ...string) (outcome, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return runBinaryWithin(time.Minute, stdin, args...)
+}
+
+// runBinaryWithin runs the binary with args and stdin, for at most limit.
+func runBinaryWithin(limit time.Duration, stdin string, args ...string) (outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	var stdout, stderr bytes.Buffer
@@ -66,7 +77,7 @@ func runBinary(stdin string, args ...string) (outcome, error) {
 	err := cmd.Run()
 	o := outcome{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	if ctx.Err() != nil {
-		return o, fmt.Errorf("polite %v did not end within a minute", args)
+		return o, fmt.Errorf("polite %v did not end within %v", args, limit)
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -72,7 +74,7 @@ func formatSince(d time.Duration) string {
 func describeRetry(r result, at time.Time) string {
 	why := fmt.Sprint(r.status)
 	if r.err != nil {
-		why = r.err.Error()
+		why = cause(r.err)
 	}
 	return fmt.Sprintf("RETRY %s: %s; attempt %d in %s", r.shown(), oneLine(why), r.attempt+1, max(time.Until(at), 0).Round(100*time.Millisecond))
 }
@@ -84,15 +86,25 @@ func describe(r result) string {
 			return fmt.Sprintf("FAIL %v", oneLine(r.err.Error()))
 		}
 		if r.status != 0 {
-			return fmt.Sprintf("FAIL %d %s: %v", r.status, r.shown(), oneLine(r.err.Error()))
+			return fmt.Sprintf("FAIL %d %s: %v", r.status, r.shown(), cause(r.err))
 		}
-		return fmt.Sprintf("FAIL %s: %v", r.shown(), oneLine(r.err.Error()))
+		return fmt.Sprintf("FAIL %s: %v", r.shown(), cause(r.err))
 	}
 	s := fmt.Sprintf("%d %s (%s in %s)", r.status, r.shown(), formatBytes(r.bytes), r.elapsed.Round(time.Millisecond))
 	if r.file != "" {
 		s += " -> " + r.file
 	}
 	return s
+}
+
+// cause is err on one line without the method and URL an http.Client's
+// error starts with: the line names the URL already.
+func cause(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return oneLine(err.Error())
 }
 
 func formatBytes(n int64) string {
