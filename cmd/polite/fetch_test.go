@@ -23,9 +23,10 @@ import (
 // records the requests it gets.
 type site struct {
 	*httptest.Server
-	statuses map[string]int // by path; 200 when absent
-	robots   string         // the body of /robots.txt
-	delay    time.Duration  // before each answer
+	statuses   map[string]int // by path; 200 when absent
+	robots     string         // the body of /robots.txt
+	delay      time.Duration  // before each answer
+	retryAfter string         // the Retry-After header of answers other than 200
 
 	mu       sync.Mutex
 	paths    []string
@@ -51,6 +52,9 @@ func startSite(t *testing.T, s *site) *site {
 			return
 		}
 		if status, ok := s.statuses[r.URL.Path]; ok {
+			if s.retryAfter != "" {
+				w.Header().Set("Retry-After", s.retryAfter)
+			}
 			w.WriteHeader(status)
 		}
 		fmt.Fprintf(w, "body of %s", r.URL.RequestURI())

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -150,4 +152,32 @@ func TestFetchRetriesAfterPauses(t *testing.T) {
 		assert.LessOrEqual(t, paused, o.took, "%s: paused within the run", host)
 	}
 	assert.Regexp(t, regexp.MustCompile(`RETRY http://alice:xxxxx@127\.0\.0\.3:\d+/r/\d: .*robots\.txt answered 503`), o.stderr)
+}
+
+// TestFetchMaxWait checks that a URL whose turn comes later than -max-wait
+// allows is reported as not fetched, with when it could have gone, and
+// that the run then ends: behind a quota of 1 per hour, and behind a
+// Retry-After of 600 s.
+func TestFetchMaxWait(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "polite.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`{"default_config": {"requests_per_second": 100, "burst_capacity": 1, "quotas": [{"requests": 1, "window": "1h"}]}}`), 0o644))
+	t.Run("quota", func(t *testing.T) {
+		s := newSite(t, nil)
+		o := runPolite(t, "", "fetch", "-config", cfg, "-max-wait", "2s", "-timeout", "3s", s.URL+"/a", s.URL+"/b")
+		assert.Equal(t, exitFailed, o.code, "stderr: %s", o.stderr)
+		assert.Equal(t, []string{"/a"}, s.requests())
+		assert.Regexp(t, `FAIL http://127\.0\.0\.1:\d+/b: not fetched: 127\.0\.0\.1's next turn comes at \d\d:\d\d:\d\d \(in (59m5\ds|1h0m0s)\), past -max-wait 2s`, o.stderr)
+		assert.Contains(t, o.stderr, "1 fetched, 1 failed")
+		assert.Less(t, o.took, 20*time.Second, "the run ends rather than wait an hour")
+	})
+	t.Run("Retry-After", func(t *testing.T) {
+		s := newSite(t, map[string]int{"/a": http.StatusServiceUnavailable})
+		s.retryAfter = "600"
+		o := runPolite(t, "", "fetch", "-rate", "100", "-max-wait", "1m", s.URL+"/a", s.URL+"/b")
+		assert.Equal(t, exitFailed, o.code, "stderr: %s", o.stderr)
+		assert.Equal(t, []string{"/a"}, s.requests(), "neither /a again nor /b within the pause")
+		assert.Regexp(t, `FAIL 503 http://127\.0\.0\.1:\d+/a: not fetched: .* \(in 10m0s\), past -max-wait 1m0s`, o.stderr)
+		assert.Regexp(t, `FAIL http://127\.0\.0\.1:\d+/b: not fetched: .* \(in 10m0s\), past -max-wait 1m0s`, o.stderr)
+		assert.Less(t, o.took, 20*time.Second)
+	})
 }
