@@ -47,7 +47,7 @@ func TestProgressInTerminal(t *testing.T) {
 	run("new-session", "-d", "-s", "polite", "-x", "120", "-y", "30", shell)
 	screen := func() string { return run("capture-pane", "-p", "-t", "polite") }
 
-	live := regexp.MustCompile(`\(\d/9\).*waiting: 127\.0\.0\.1 \d+\.\ds`)
+	live := regexp.MustCompile(`\(\d/9\).*eta \d+s, waiting: 127\.0\.0\.1 \d+\.\ds`)
 	var seen string
 	require.Eventually(t, func() bool {
 		seen = screen()

@@ -14,8 +14,9 @@ func (c *crawl) status() string {
 	return fmt.Sprintf("eta %s, %s", formatETA(c.eta.get(c.estimate)), waitLine(c.waiting()))
 }
 
-// etaCache keeps the crawl's estimate of the time left for a second: each
-// estimate asks the Transport about the busiest domains.
+// etaCache keeps the crawl's estimate of the time left for a second, or
+// until it has run out: each estimate asks the Transport about the
+// busiest domains.
 type etaCache struct {
 	mu   sync.Mutex
 	at   time.Time
@@ -28,7 +29,7 @@ const etaEvery = time.Second
 func (e *etaCache) get(estimate func() time.Duration) time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if now := time.Now(); now.Sub(e.at) >= etaEvery {
+	if now := time.Now(); now.Sub(e.at) >= etaEvery || e.left <= now.Sub(e.at) {
 		e.at, e.left = now, estimate()
 	}
 	return max(e.left-time.Since(e.at), 0)
