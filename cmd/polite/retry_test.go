@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -180,4 +181,34 @@ func TestFetchMaxWait(t *testing.T) {
 		assert.Regexp(t, `FAIL http://127\.0\.0\.1:\d+/b: not fetched: .* \(in 10m0s\), past -max-wait 1m0s`, o.stderr)
 		assert.Less(t, o.took, 20*time.Second)
 	})
+}
+
+// TestFetchJSONFigures checks that -json carries the table's figures: a
+// page throttled once (429, Retry-After: 1) is fetched again after the
+// pause, and the JSON says so as the server saw it.
+func TestFetchJSONFigures(t *testing.T) {
+	var once sync.Once
+	throttled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer throttled.Close()
+	o := runPolite(t, "", "fetch", "-json", "-rate", "10", throttled.URL+"/t")
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	var out map[string]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(o.stdout), &out), o.stdout)
+	got, ok := out["127.0.0.1"]
+	require.True(t, ok, o.stdout)
+	assert.InDelta(t, 2.0, got["total_requests"], 0, "the 429 and the retry")
+	assert.InDelta(t, 1.0, got["retries"], 0)
+	assert.InDelta(t, 0.0, got["robots_requests"], 0)
+	assert.Greater(t, got["rate_per_second"], 0.0)
+	assert.Contains(t, got, "queue_wait_ms")
+	paused := got["paused_in_run_ms"].(float64)
+	assert.GreaterOrEqual(t, paused, 990.0, "Retry-After: 1")
+	assert.LessOrEqual(t, paused, float64(o.took.Milliseconds()), "within the run")
 }
