@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/polite-go/polite"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -98,11 +99,16 @@ func describe(r result) string {
 }
 
 // cause is err on one line without the method and URL an http.Client's
-// error starts with: the line names the URL already.
+// error starts with (the line names the URL already), and for a robots.txt
+// that could not be fetched, without the time the retry line gives.
 func cause(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
+	}
+	var we *polite.WaitError
+	if errors.Is(err, polite.ErrRobotsUnreachable) && errors.As(err, &we) {
+		err = we.Err
 	}
 	return oneLine(err.Error())
 }
