@@ -147,6 +147,7 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 	}()
 	if left == 0 {
 		q.Close()
+		endWorkers() // what is left in q was settled: not to be waited for
 	}
 	for r := range results {
 		c.recent.done(r.key)

@@ -171,6 +171,17 @@ func TestFetchMaxWait(t *testing.T) {
 		assert.Contains(t, o.stderr, "1 fetched, 1 failed")
 		assert.Less(t, o.took, 20*time.Second, "the run ends rather than wait an hour")
 	})
+	t.Run("quota restored from -state", func(t *testing.T) {
+		s := newSite(t, nil)
+		state := filepath.Join(t.TempDir(), "state")
+		o := runPolite(t, "", "fetch", "-config", cfg, "-state", state, s.URL+"/a")
+		require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+		o = runPolite(t, "", "fetch", "-config", cfg, "-state", state, "-max-wait", "2s", s.URL+"/b")
+		assert.Equal(t, exitFailed, o.code, "stderr: %s", o.stderr)
+		assert.Equal(t, []string{"/a"}, s.requests())
+		assert.Regexp(t, `FAIL http://127\.0\.0\.1:\d+/b: not fetched: .*past -max-wait 2s`, o.stderr)
+		assert.Less(t, o.took, 20*time.Second, "the run ends rather than wait an hour")
+	})
 	t.Run("Retry-After", func(t *testing.T) {
 		s := newSite(t, map[string]int{"/a": http.StatusServiceUnavailable})
 		s.retryAfter = "600"
