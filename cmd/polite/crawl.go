@@ -80,7 +80,7 @@ type attemptKey struct{}
 type summary struct {
 	total      int
 	fetched    int // URLs that got a final answer
-	retried    int // of those and the failed, URLs tried more than once
+	retried    int // of those, the URLs tried more than once
 	failed     int // URLs that ended without a final answer
 	notStarted int // URLs never sent because the crawl was stopped
 	elapsed    time.Duration
@@ -193,16 +193,16 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 		}
 	}
 	c.settle(r.index)
-	if r.attempt > 1 {
-		s.retried++
-	}
 	if answered(r) {
 		s.fetched++
+		if r.attempt > 1 {
+			s.retried++
+		}
 		c.display.done(r)
 		return true
 	}
 	if r.err == nil {
-		r.err = fmt.Errorf("still %d %s after %d attempts", r.status, http.StatusText(r.status), r.attempt)
+		r.err = fmt.Errorf("still asked to come back (%s) at attempt %d of %d", http.StatusText(r.status), r.attempt, c.retries+1)
 	}
 	s.failed++
 	c.display.done(r)
@@ -444,7 +444,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 func (s summary) String() string {
 	line := fmt.Sprintf("%d URLs in %s: %d fetched", s.total, s.elapsed.Round(time.Millisecond), s.fetched)
 	if s.retried > 0 {
-		line += fmt.Sprintf(" (%d URLs retried)", s.retried)
+		line += fmt.Sprintf(" (%d after retries)", s.retried)
 	}
 	line += fmt.Sprintf(", %d failed", s.failed)
 	if s.notStarted > 0 {

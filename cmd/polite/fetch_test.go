@@ -198,7 +198,7 @@ func TestFetchConfig(t *testing.T) {
 }
 
 func TestFetchFailures(t *testing.T) {
-	s := newSite(t, nil)
+	s := newSite(t, map[string]int{"/busy": http.StatusServiceUnavailable})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -217,6 +217,11 @@ func TestFetchFailures(t *testing.T) {
 		want []string // in stderr, as regular expressions
 	}{
 		{"bad URL among good", []string{s.URL + "/ok", "http://exa mple.com/"}, []string{`bad URL "http://exa mple\.com/"`, "1 fetched, 1 failed"}},
+		{"still asked to come back", []string{"-retries", "1", s.URL + "/busy"}, []string{
+			"RETRY " + regexp.QuoteMeta(s.URL+"/busy") + ": 503; attempt 2 in",
+			"FAIL 503 " + regexp.QuoteMeta(s.URL+"/busy") + `: still asked to come back \(Service Unavailable\) at attempt 2 of 2`,
+			"0 fetched, 1 failed",
+		}},
 		{"no scheme", []string{"example.com/x"}, []string{`bad URL "example\.com/x": no scheme`}},
 		{"other scheme", []string{"ftp://example.com/x"}, []string{`scheme "ftp" is not http or https`}},
 		{"no host", []string{"http:///x"}, []string{`bad URL "http:///x": no host`}},

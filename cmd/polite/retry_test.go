@@ -84,7 +84,7 @@ func TestFetchRetriesAfterPauses(t *testing.T) {
 	t.Logf("stderr:\n%s\nstdout:\n%s", o.stderr, o.stdout)
 	require.Equal(t, exitOK, o.code)
 	assert.Contains(t, o.stderr, "9 URLs in")
-	assert.Contains(t, o.stderr, "9 fetched (9 URLs retried), 0 failed")
+	assert.Contains(t, o.stderr, "9 fetched (9 after retries), 0 failed")
 	for _, out := range []string{o.stdout, o.stderr} {
 		assert.NotContains(t, out, "PW-secret")
 	}
@@ -183,8 +183,7 @@ func TestFetchMaxWait(t *testing.T) {
 		assert.Less(t, o.took, 20*time.Second, "the run ends rather than wait an hour")
 	})
 	t.Run("Retry-After", func(t *testing.T) {
-		s := newSite(t, map[string]int{"/a": http.StatusServiceUnavailable})
-		s.retryAfter = "600"
+		s := startSite(t, &site{statuses: map[string]int{"/a": http.StatusServiceUnavailable}, retryAfter: "600"})
 		o := runPolite(t, "", "fetch", "-rate", "100", "-max-wait", "1m", s.URL+"/a", s.URL+"/b")
 		assert.Equal(t, exitFailed, o.code, "stderr: %s", o.stderr)
 		assert.Equal(t, []string{"/a"}, s.requests(), "neither /a again nor /b within the pause")

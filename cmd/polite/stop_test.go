@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -58,8 +61,7 @@ func TestFetchStopSignalKeepsTheTurn(t *testing.T) {
 // response is slow: the response still comes (within the grace period),
 // its URL is fetched, and the run exits as stopped.
 func TestFetchStopLetsARequestInFlightEnd(t *testing.T) {
-	s := newSite(t, nil)
-	s.delay = 1500 * time.Millisecond
+	s := startSite(t, &site{delay: 1500 * time.Millisecond})
 	cmd := exec.Command(binary, "fetch", "-rate", "0.25", s.URL+"/slow", s.URL+"/next")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -78,21 +80,28 @@ func TestFetchStopLetsARequestInFlightEnd(t *testing.T) {
 // state cannot be written (a file size limit of one block, as a full disk
 // would do): the run says so and does not exit 0.
 func TestFetchStateNotWrittenIsAnError(t *testing.T) {
-	s := newSite(t, nil)
+	site := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	site.Listener = ln
+	site.Start()
+	defer site.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
 	state := filepath.Join(t.TempDir(), "state")
 	var urls []string
-	for i := range 40 { // 40 domains: a state larger than one block
-		urls = append(urls, strings.Replace(s.URL, "127.0.0.1", fmt.Sprintf("127.0.0.%d", i+1), 1)+"/")
+	for i := range 40 { // 40 domains, each with a turn 100 s ahead: more than a block of state
+		urls = append(urls, fmt.Sprintf("http://127.0.0.%d:%d/", i+1, port))
 	}
-	script := fmt.Sprintf("ulimit -f 1 && exec %s fetch -state %s -rate 100 -retries 0 -timeout 5s %s",
+	script := fmt.Sprintf("ulimit -f 1 && exec %s fetch -state %s -rate 0.01 %s",
 		quote(binary), quote(state), strings.Join(urls, " "))
 	cmd := exec.Command("sh", "-c", script)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "exit 0 although the state could not be written; stderr: %s", stderr.String())
-	assert.NotEqual(t, exitOK, exit.ExitCode())
-	assert.Contains(t, stderr.String(), "-state")
+	assert.Equal(t, exitFailed, exit.ExitCode(), "stderr: %s", stderr.String())
+	assert.Contains(t, stderr.String(), "40 fetched, 0 failed", "every URL was fetched: the state alone failed")
+	assert.Contains(t, stderr.String(), "-state: the state could not be written")
 	assert.Contains(t, stderr.String(), "file too large")
 }
