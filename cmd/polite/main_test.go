@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,4 +140,18 @@ func TestCommands(t *testing.T) {
 			assert.Contains(t, o.stderr, c.err)
 		})
 	}
+}
+
+// serveLoopback serves h on every loopback address (127.0.0.1, 127.0.0.2,
+// ...: one domain key each) until the test ends, and returns its port.
+func serveLoopback(t *testing.T, h http.Handler) int {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return ln.Addr().(*net.TCPAddr).Port
 }

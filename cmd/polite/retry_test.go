@@ -43,7 +43,7 @@ func TestFetchRetriesAfterPauses(t *testing.T) {
 		seen   []arrival
 		counts = map[string]int{}
 	)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	port := serveLoopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.Host)
 		mu.Lock()
 		counts[host+r.URL.Path]++
@@ -67,12 +67,6 @@ func TestFetchRetriesAfterPauses(t *testing.T) {
 			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
 		}
 	}))
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	require.NoError(t, err)
-	srv.Listener = ln
-	srv.Start()
-	defer srv.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
 
 	args := []string{"fetch", "-v", "-robots", "testbot", "-rate", "4", "-burst", "1", "-concurrency", "4"}
 	for host, prefix := range map[string]string{"127.0.0.1": "t", "127.0.0.2": "s", "127.0.0.3": "r"} {

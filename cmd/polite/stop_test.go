@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -80,13 +78,7 @@ func TestFetchStopLetsARequestInFlightEnd(t *testing.T) {
 // state cannot be written (a file size limit of one block, as a full disk
 // would do): the run says so and does not exit 0.
 func TestFetchStateNotWrittenIsAnError(t *testing.T) {
-	site := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	require.NoError(t, err)
-	site.Listener = ln
-	site.Start()
-	defer site.Close()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port := serveLoopback(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	state := filepath.Join(t.TempDir(), "state")
 	var urls []string
 	for i := range 40 { // 40 domains, each with a turn 100 s ahead: more than a block of state
@@ -97,7 +89,7 @@ func TestFetchStateNotWrittenIsAnError(t *testing.T) {
 	cmd := exec.Command("sh", "-c", script)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "exit 0 although the state could not be written; stderr: %s", stderr.String())
 	assert.Equal(t, exitFailed, exit.ExitCode(), "stderr: %s", stderr.String())
