@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/polite-go/polite/internal/robotscache"
 )
 
 // WaitError is the error for a request that polite did not send because
@@ -47,11 +49,11 @@ func (e *WaitError) Temporary() bool { return e.Timeout() }
 
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.
-var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
+var ErrDisallowed = robotscache.ErrDisallowed
 
 // ErrRobotsUnreachable is matched, with ErrDisallowed, by the error for a
 // request refused because its host's robots.txt could not be fetched (a
 // 5xx or 429 answer, no answer): RFC 9309 then disallows the whole host
 // until the file is fetched again. The error is a *WaitError whose RetryAt
 // says when that is; a request sent after it may go.
-var ErrRobotsUnreachable = errors.New("polite: robots.txt unreachable")
+var ErrRobotsUnreachable = robotscache.ErrUnreachable
