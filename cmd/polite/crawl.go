@@ -57,7 +57,6 @@ type crawl struct {
 	queued  map[string]map[*attempt]bool // in the frontier, or due to be pushed again, by key
 	settled []bool                       // by target: its outcome is known
 	timers  []*time.Timer                // pushes to come
-	onStop  []func()                     // undone at the end
 }
 
 // defaultGrace is how long requests already sent may go on after the
