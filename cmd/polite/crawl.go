@@ -45,23 +45,22 @@ type crawl struct {
 	display     display
 	retries     int           // attempts after the first for a URL asked to come back
 	maxWait     time.Duration // the longest wait for a turn; 0: none
-	grace       time.Duration // how long requests already sent may go on after the stop; 0: defaultGrace
 
 	start   time.Time
 	recent  recentKeys
 	figures figures
 	eta     etaCache
 
-	mu      sync.Mutex
+	mu      sync.Mutex                   // guards what follows
 	live    map[*attempt]struct{}        // made and not yet ended
 	queued  map[string]map[*attempt]bool // in the frontier, or due to be pushed again, by key
 	settled []bool                       // by target: its outcome is known
 	timers  []*time.Timer                // pushes to come
 }
 
-// defaultGrace is how long requests already sent may go on after the
-// crawl is stopped, before they are cancelled.
-const defaultGrace = 5 * time.Second
+// grace is how long requests already sent may go on after the crawl is
+// stopped, before they are cancelled.
+const grace = 5 * time.Second
 
 // attempt is one try at fetching a target.
 type attempt struct {
@@ -104,13 +103,13 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 	})()
 
 	q := frontier.New(c.transport)
-	c.display.start(len(targets), c.start, c.status)
+	c.display.start(len(targets), c.status)
 	left := 0
 	keys := map[string]bool{}
 	for i := range targets {
 		t := &targets[i]
 		if t.err == nil {
-			t.err = c.push(q, t, &attempt{i: i, n: 1})
+			t.err = c.pushAt(q, *t, &attempt{i: i, n: 1}, time.Time{})
 		}
 		if t.err != nil {
 			c.settle(i)
@@ -251,19 +250,15 @@ func notFetched(key string, at time.Time, maxWait time.Duration) error {
 		key, at.Format(time.TimeOnly), time.Until(at).Round(time.Second), maxWait)
 }
 
-// push makes the request of attempt a at t and queues it in q.
-func (c *crawl) push(q *frontier.Frontier, t *target, a *attempt) error {
-	return c.pushAt(q, *t, a, time.Time{})
-}
-
-// pushAt queues attempt a at t in q at the time at, or now if at has come.
+// pushAt makes the request of attempt a at t and queues it in q at the
+// time at, or now if at has come.
 func (c *crawl) pushAt(q *frontier.Frontier, t target, a *attempt, at time.Time) error {
 	req, err := c.request(t, a)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.queue(t.key, a)
+	c.queueLocked(t.key, a)
 	if d := time.Until(at); d > 0 {
 		c.timers = append(c.timers, time.AfterFunc(d, func() {
 			a.pushed = time.Now()
@@ -277,6 +272,7 @@ func (c *crawl) pushAt(q *frontier.Frontier, t target, a *attempt, at time.Time)
 	if err := q.Push(req); err != nil {
 		c.mu.Lock()
 		delete(c.queued[t.key], a)
+		delete(c.live, a)
 		c.mu.Unlock()
 		a.cancel()
 		return err
@@ -308,7 +304,9 @@ func (c *crawl) request(t target, a *attempt) (*http.Request, error) {
 	return req, nil
 }
 
-func (c *crawl) queue(key string, a *attempt) {
+// queueLocked notes that a, an attempt at a target of key, waits to be
+// handed out.
+func (c *crawl) queueLocked(key string, a *attempt) {
 	if c.queued[key] == nil {
 		c.queued[key] = make(map[*attempt]bool)
 	}
@@ -371,10 +369,6 @@ func (c *crawl) takeTimers() []*time.Timer {
 // stop ends the crawl's attempts: those not sent at once, those sent
 // after the grace period.
 func (c *crawl) stop() {
-	grace := c.grace
-	if grace == 0 {
-		grace = defaultGrace
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for a := range c.live {

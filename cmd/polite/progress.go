@@ -20,9 +20,9 @@ import (
 // each attempt to be made again and done once per target, from one
 // goroutine, then finish.
 type display interface {
-	// start begins showing a crawl of total targets begun at begun;
-	// status says the time left and the domains requests wait for.
-	start(total int, begun time.Time, status func() string)
+	// start begins showing a crawl of total targets; status says the
+	// time left and the domains requests wait for.
+	start(total int, status func() string)
 	// retry shows that r's URL goes again at at.
 	retry(r result, at time.Time)
 	done(r result)
@@ -51,7 +51,7 @@ type logDisplay struct {
 	width    int // of total, in digits
 }
 
-func (d *logDisplay) start(total int, _ time.Time, _ func() string) {
+func (d *logDisplay) start(total int, _ func() string) {
 	d.total, d.width = total, len(strconv.Itoa(total))
 }
 
@@ -77,7 +77,7 @@ func describeRetry(r result, at time.Time) string {
 	if r.err != nil {
 		why = cause(r.err)
 	}
-	return fmt.Sprintf("RETRY %s: %s; attempt %d in %s", r.shown(), oneLine(why), r.attempt+1, max(time.Until(at), 0).Round(100*time.Millisecond))
+	return fmt.Sprintf("RETRY %s: %s; attempt %d in %s", r.shown(), why, r.attempt+1, max(time.Until(at), 0).Round(100*time.Millisecond))
 }
 
 // describe says in one line what became of r.
@@ -137,7 +137,7 @@ type barDisplay struct {
 // refresh is how often the bar shows the waits anew.
 const refresh = 200 * time.Millisecond
 
-func (d *barDisplay) start(total int, _ time.Time, status func() string) {
+func (d *barDisplay) start(total int, status func() string) {
 	d.total = total
 	d.bar = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(d.w),

@@ -22,7 +22,7 @@ func TestEstimate(t *testing.T) {
 	c := &crawl{transport: tr, queued: map[string]map[*attempt]bool{}}
 	queue := func(key string, n int) {
 		for range n {
-			c.queue(key, &attempt{})
+			c.queueLocked(key, &attempt{})
 		}
 	}
 	assert.Zero(t, c.estimate(), "nothing queued")
