@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 
 	"github.com/polite-go/polite"
@@ -27,8 +28,8 @@ func retryStatus(status int) bool {
 // tried again later: a status retryStatus names, a robots.txt that could
 // not be fetched, or a transport failure (a refused or reset connection,
 // a timeout, a body cut short). polite's own refusals (a wait cancelled
-// or too long, a path robots.txt disallows) and a body that could not be
-// saved are final.
+// or too long, a path robots.txt disallows), a host name that does not
+// resolve and a body that could not be saved are final.
 func comeBack(r result) bool {
 	switch {
 	case r.err == nil:
@@ -39,5 +40,6 @@ func comeBack(r result) bool {
 		return false
 	}
 	var we *polite.WaitError
-	return !errors.As(r.err, &we)
+	var dns *net.DNSError
+	return !errors.As(r.err, &we) && !(errors.As(r.err, &dns) && dns.IsNotFound)
 }
