@@ -104,7 +104,7 @@ func runDemo(ctx context.Context, args []string, e env) int {
 %d pages in %s, %d failed. In the table:
   REQUESTS  requests sent (ROBOTS: robots.txt fetches, apart); RATE  the pace
             they went at; RETRIES  URLs put back after a 429 or 5xx
-  QUEUED    time URLs waited in the frontier for their domain's turn; WAITED
+  QUEUED    time URLs waited in the frontier, summed over them; WAITED
             time requests waited in the Transport: little, as the frontier
             hands out a domain's next URL when its turn comes
   PAUSED    how long the server paused the domain (Retry-After, backoff)

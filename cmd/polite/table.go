@@ -23,8 +23,9 @@ type domainRow struct {
 	// Rate is the pace its requests went at, per second; 0 with fewer than
 	// two requests.
 	Rate float64
-	// QueueWait is the time its URLs waited in the frontier for their
-	// turns; the Transport's own wait is Snapshot.TotalWaitTime.
+	// QueueWait is the time its URLs waited in the frontier, for their
+	// turns or for a free worker, summed over the URLs; the Transport's
+	// own wait is Snapshot.TotalWaitTime.
 	QueueWait time.Duration
 	// PausedInRun is the part of Snapshot.PausedTime within the run: a
 	// pause that lasts past the end counts until the end.
@@ -85,7 +86,7 @@ func parseAddr(key string) (netip.Addr, string, bool) {
 
 // writeTable writes one row per domain. REQUESTS counts the requests sent,
 // ROBOTS the robots.txt fetches apart; RATE is the pace they went at;
-// QUEUED is the time URLs waited in the frontier for their turns, WAITED
+// QUEUED is the time URLs waited in the frontier, summed, WAITED
 // the time requests waited in the Transport; PAUSED the time the server
 // paused the domain within the run; ERRORS the requests that got no
 // response: failed, cancelled or refused (robots.txt).
