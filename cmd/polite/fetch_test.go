@@ -225,6 +225,7 @@ func TestFetchFailures(t *testing.T) {
 		{"no scheme", []string{"example.com/x"}, []string{`bad URL "example\.com/x": no scheme`}},
 		{"other scheme", []string{"ftp://example.com/x"}, []string{`scheme "ftp" is not http or https`}},
 		{"no host", []string{"http:///x"}, []string{`bad URL "http:///x": no host`}},
+		{"two URLs in one argument", []string{s.URL + "/a http://alice:PW@a.test/b"}, []string{`bad URL "http://127\.0\.0\.1:\d+/a http://alice:xxxxx@a\.test/b": a space inside`}},
 		{"connection refused", []string{closed}, []string{"RETRY " + regexp.QuoteMeta(closed) + ".*attempt 4", "FAIL " + regexp.QuoteMeta(closed), "connection refused"}},
 		{"timeout", []string{"-timeout", "300ms", "-retries", "1", slow.URL}, []string{"RETRY " + regexp.QuoteMeta(slow.URL), "FAIL " + regexp.QuoteMeta(slow.URL), `Timeout|deadline exceeded`}},
 	} {

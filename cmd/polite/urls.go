@@ -126,8 +126,15 @@ func (t target) shown() string {
 }
 
 // redact returns raw with the password of its userinfo, if any, replaced
-// by "xxxxx", as url.URL.Redacted does, even when raw does not parse.
+// by "xxxxx", as url.URL.Redacted does, even when raw does not parse; raw
+// holding spaces is redacted word by word, since each may be a URL.
 func redact(raw string) string {
+	if words := strings.Fields(raw); len(words) > 1 || len(words) == 1 && words[0] != raw {
+		for i, w := range words {
+			words[i] = redact(w)
+		}
+		return strings.Join(words, " ")
+	}
 	if u, err := url.Parse(raw); err == nil {
 		return u.Redacted()
 	}
@@ -165,6 +172,8 @@ func parseTarget(raw string, key polite.KeyFunc) target {
 		t.err = fmt.Errorf("bad URL %q: scheme %q is not http or https", shown, u.Scheme)
 	case u.Host == "":
 		t.err = fmt.Errorf("bad URL %q: no host", shown)
+	case strings.ContainsFunc(raw, unicode.IsSpace):
+		t.err = fmt.Errorf("bad URL %q: a space inside (give one URL per argument)", shown)
 	}
 	if t.err != nil {
 		return t
