@@ -8,9 +8,9 @@ import (
 	"io"
 	"net"
 	"strings"
-	"unicode"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
