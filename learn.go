@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
@@ -107,5 +108,12 @@ func transportFailure(ctx context.Context, err error) bool {
 		verifyErr *tls.CertificateVerificationError
 	)
 	return errors.As(err, &opErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.As(err, &alert) || errors.As(err, &header) || errors.As(err, &verifyErr)
+		errors.As(err, &alert) || errors.As(err, &header) || errors.As(err, &verifyErr) ||
+		strings.Contains(err.Error(), serverClosedIdle)
 }
+
+// serverClosedIdle is the message of net/http's unexported error for a
+// connection the server closed before it read the request: a server that
+// closes a new connection at once may be seen doing so before the request
+// is written, and net/http then says this rather than EOF.
+const serverClosedIdle = "http: server closed idle connection"
