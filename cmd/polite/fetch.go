@@ -204,7 +204,8 @@ func checkAgent(agent string) error {
 // through load, first, then -rate and -burst over its default, then
 // -robots. The limiter is added apart (see sharedLimiter).
 func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]polite.Option, error) {
-	opts := []polite.Option{polite.WithUserAgent(f.userAgent()), polite.WithMaxPause(f.maxPause), polite.WithMaxWait(f.maxWait)}
+	opts := []polite.Option{polite.WithUserAgent(f.userAgent()), polite.WithMaxPause(f.maxPause),
+		polite.WithMaxWait(f.maxWait), polite.WithTimeout(f.timeout)}
 	if f.host {
 		opts = append(opts, polite.WithKeyFunc(polite.HostKey))
 	}
@@ -314,7 +315,7 @@ func runFetch(ctx context.Context, args []string, e env) int {
 	}
 
 	c := &crawl{
-		client:      &http.Client{Transport: t, Timeout: p.timeout},
+		client:      &http.Client{Transport: t}, // -timeout is the Transport's: it starts with the turn
 		transport:   t,
 		concurrency: p.concurrency,
 		userAgent:   p.userAgent(),
