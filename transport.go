@@ -141,15 +141,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, refuse(req, d, nil, tk, false, err)
 		}
 	}
-	return t.pace(t.base, req, d, tk)
+	return t.pace(t.base, req, d, tk, false)
 }
 
 // pace sends req, which holds d, in its turn: it claims the scopes it
 // passes besides its domain, takes a concurrency slot in each, waits for
 // its turn in each, sends the request through base, tells the limiter
 // what the response says, and tracks the response's body, so that the
-// request's flight ends when the body is closed.
-func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
+// request's flight ends when the body is closed. A robots.txt fetch is
+// counted apart from the requests.
+func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx := req.Context()
 	ls := t.limits.Load()
 	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
@@ -174,12 +175,16 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		return nil, refuse(req, d, p, tk, true, err)
 	}
 	tk.Claimed()
-	d.stats.Sent(w.sent, w.wait, w.degraded)
-	switch w.scope {
-	case scopeServer:
-		d.stats.ServerDelayed(w.wait)
-	case scopeGlobal:
-		d.stats.GlobalDelayed(w.wait)
+	if robots {
+		d.stats.RobotsSent(w.sent)
+	} else {
+		d.stats.Sent(w.sent, w.wait, w.degraded)
+		switch w.scope {
+		case scopeServer:
+			d.stats.ServerDelayed(w.wait)
+		case scopeGlobal:
+			d.stats.GlobalDelayed(w.wait)
+		}
 	}
 	d.stats.InFlight(1)
 	fl := flight{d: d, p: p, held: held, tk: tk}
@@ -193,7 +198,9 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		t.learnFailure(ctx, d, err, w.sent)
 		return nil, err
 	}
-	d.stats.Response(resp.StatusCode)
+	if !robots {
+		d.stats.Response(resp.StatusCode)
+	}
 	t.learn(ctx, d, resp, w.sent)
 	resp.Body = track(fl, resp.Body)
 	return resp, nil
@@ -213,7 +220,7 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	return p.t.pace(p.base, req, d, nil)
+	return p.t.pace(p.base, req, d, nil, true)
 }
 
 // send sends the request, which holds d, through base. If base fails, or

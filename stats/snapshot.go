@@ -14,8 +14,12 @@ import (
 type Snapshot struct {
 	// Domain is the key the counters belong to.
 	Domain string
-	// TotalRequests counts requests that passed the limiter and were sent.
+	// TotalRequests counts requests that passed the limiter and were sent,
+	// robots.txt fetches apart.
 	TotalRequests int64
+	// RobotsRequests counts the robots.txt fetches sent (see
+	// polite.WithRobots); their responses are not counted in Responses.
+	RobotsRequests int64
 	// DelayedRequests counts requests that waited more than 10ms.
 	DelayedRequests int64
 	// ServerDelayedRequests and GlobalDelayedRequests count the delayed
@@ -68,6 +72,7 @@ type Snapshot struct {
 type snapshotJSON struct {
 	Domain             string           `json:"domain"`
 	TotalRequests      int64            `json:"total_requests"`
+	RobotsRequests     int64            `json:"robots_requests"`
 	DelayedRequests    int64            `json:"delayed_requests"`
 	ServerDelayed      int64            `json:"server_delayed_requests,omitempty"`
 	GlobalDelayed      int64            `json:"global_delayed_requests,omitempty"`
@@ -101,6 +106,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	out := snapshotJSON{
 		Domain:             s.Domain,
 		TotalRequests:      s.TotalRequests,
+		RobotsRequests:     s.RobotsRequests,
 		DelayedRequests:    s.DelayedRequests,
 		ServerDelayed:      s.ServerDelayedRequests,
 		GlobalDelayed:      s.GlobalDelayedRequests,

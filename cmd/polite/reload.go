@@ -1,42 +1,28 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"os/signal"
 	"reflect"
 	"slices"
-	"syscall"
+	"sync"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
 )
 
-// reloadOnHangup reloads the -config file into t each time the process
-// gets SIGHUP, until the function it returns is called or ctx ends.
-func reloadOnHangup(ctx context.Context, t *polite.Transport, f *fetchFlags, load func(string) (*config.File, error), stderr io.Writer) (stop func()) {
-	hangups := make(chan os.Signal, 1)
-	signal.Notify(hangups, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-hangups:
-				reload(t, f, load, stderr)
-			case <-ctx.Done():
-				return
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() {
-		signal.Stop(hangups)
-		close(done)
+// reloadOnHangup makes SIGHUP reload the -config file into t, until the
+// function it returns is called.
+func reloadOnHangup(t *polite.Transport, f *fetchFlags, load func(string) (*config.File, error), stderr io.Writer) (stop func()) {
+	var mu sync.Mutex // one reload at a time
+	reloadNow := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		reload(t, f, load, stderr)
 	}
+	onHangup.Store(&reloadNow)
+	return func() { onHangup.Store(nil) }
 }
 
 // reload puts the -config file's limits, -rate and -burst over its

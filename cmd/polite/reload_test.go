@@ -49,7 +49,9 @@ func TestReloadOnHangup(t *testing.T) {
 	tr, err := polite.NewTransport(nil, opts...)
 	require.NoError(t, err)
 	var stderr syncBuffer
-	stop := reloadOnHangup(context.Background(), tr, f, config.Load, &stderr)
+	ctx, stopSignals := notifyStop(context.Background())
+	defer stopSignals()
+	stop := reloadOnHangup(tr, f, config.Load, &stderr)
 	defer stop()
 
 	write(`{"domains": {"b.test": {"min_delay": "2s"}, "*.blogspot.com": {"min_delay": "3s"}}, "global_config": {"requests_per_second": 20, "burst_capacity": 20}}`)
@@ -73,4 +75,5 @@ func TestReloadOnHangup(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "the limits in force stay") }, 5*time.Second, 10*time.Millisecond)
 	assert.Contains(t, stderr.String(), `domain "b.test": min_delay`)
 	assert.Equal(t, 2*time.Second, tr.Limit("b.test").MinDelay, "a broken file changes nothing")
+	assert.NoError(t, ctx.Err(), "SIGHUP reloads, and does not stop the run")
 }

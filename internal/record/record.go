@@ -22,7 +22,7 @@ type Recorder struct {
 	delayed, canceled, failed atomic.Int64
 	serverDelayed             atomic.Int64
 	globalDelayed             atomic.Int64
-	disallowed                atomic.Int64
+	disallowed, robots        atomic.Int64
 	throttled, degraded       atomic.Int64
 	waitNanos, pausedNanos    atomic.Int64
 }
@@ -55,6 +55,13 @@ func (r *Recorder) GlobalDelayed(wait time.Duration) {
 	if wait > DelayThreshold {
 		r.globalDelayed.Add(1)
 	}
+}
+
+// RobotsSent records a robots.txt fetch that passed the limiter: it is
+// counted apart from the requests, and its response is not counted.
+func (r *Recorder) RobotsSent(now time.Time) {
+	r.robots.Add(1)
+	r.lastRequestUnixNano.Store(now.UnixNano())
 }
 
 // Canceled records a request whose wait failed.
@@ -96,6 +103,7 @@ func (r *Recorder) Snapshot(domain string) stats.Snapshot {
 		CanceledRequests:      r.canceled.Load(),
 		FailedRequests:        r.failed.Load(),
 		DisallowedRequests:    r.disallowed.Load(),
+		RobotsRequests:        r.robots.Load(),
 		TotalWaitTime:         time.Duration(r.waitNanos.Load()),
 		InFlight:              r.inFlight.Load(),
 		ThrottledResponses:    r.throttled.Load(),
