@@ -34,7 +34,7 @@ type Memory struct {
 	sweepAt atomic.Int64
 	sweep   sync.Mutex
 	gens    atomic.Uint32 // the latest generation given to a key's state
-	persist *persister    // set by Persist
+	persist *store        // set by Persist
 }
 
 // lockedState is a key's state with its lock. It is the Turn of the
@@ -46,6 +46,7 @@ type lockedState struct {
 	key     string
 	memo    *memo // the latest memo to remember it, which forgets it when it is dropped
 	dropped bool  // swept: look the key up again
+	dirty   bool  // changed since the last commit to Persist's store
 }
 
 // memo remembers the state a Rule last paced, for Memory to find it again
@@ -74,6 +75,7 @@ func (r *Rule) remember(s *lockedState) {
 // drop marks s, which is locked, as swept, so that no memo keeps it.
 func (s *lockedState) drop() {
 	s.dropped = true
+	s.changed()
 	if s.memo != nil {
 		s.memo.state.CompareAndSwap(s, nil)
 	}
@@ -162,6 +164,7 @@ func (s *lockedState) Cancel(_ context.Context, res *Reservation) error {
 	defer s.mu.Unlock()
 	if !s.dropped {
 		s.cancel(res.id, res.at, res.rule)
+		s.changed()
 	}
 	return nil
 }
@@ -182,6 +185,7 @@ func (s *lockedState) confirmAt(res *Reservation, now int64) time.Duration {
 		return 0
 	}
 	wait := s.confirm(now, res, jitter)
+	s.changed()
 	res.Start = s.owner.epoch.Add(time.Duration(now + int64(wait)))
 	return wait
 }
@@ -192,10 +196,11 @@ func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 // clock, half the cost of time.Now.
 func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 
-// lockState finds or creates key's state and locks it; the caller unlocks
-// it. rule's memo saves the lookup while it holds the state.
+// lockState finds or creates key's state and locks it, to change it; the
+// caller unlocks it. rule's memo saves the lookup while it holds the state.
 func (m *Memory) lockState(key string, rule *Rule, now int64) *lockedState {
 	if s := m.lockRemembered(key, rule); s != nil {
+		s.changed()
 		return s
 	}
 	for {
@@ -212,6 +217,7 @@ func (m *Memory) lockState(key string, rule *Rule, now int64) *lockedState {
 		s.mu.Lock()
 		if !s.dropped {
 			rule.remember(s)
+			s.changed()
 			return s
 		}
 		s.mu.Unlock() // swept between the lookup and the lock: look again

@@ -1,0 +1,327 @@
+package limiter
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// commitInterval is how often a Memory that Persist set up commits what
+// changed: a crash loses at most this much of what it promised.
+const commitInterval = time.Second
+
+// lockWait is how long Persist waits for another process to release the
+// state before it gives up.
+const lockWait = 100 * time.Millisecond
+
+// The store's layout: a bucket that names its format and version, and a
+// bucket of keys, each key's bytes as they are, its value a savedKey in
+// JSON.
+var (
+	metaBucket = []byte("polite")
+	keysBucket = []byte("keys")
+	formatKey  = []byte("format")
+	versionKey = []byte("version")
+)
+
+const storeVersion = "2"
+
+// ErrStateInUse is the error Persist returns, wrapped with the file's
+// name, when another process (or another Memory) keeps its state in the
+// same file.
+var ErrStateInUse = errors.New("limiter: state file in use")
+
+// ErrStateDamaged is the error Persist returns, wrapped with the file's
+// name and what is wrong, when the state file cannot be read.
+var ErrStateDamaged = errors.New("limiter: state file damaged")
+
+// Persist keeps m's state in a database file at path (a bbolt file;
+// a symbolic link is followed), so that a restarted process keeps every
+// promise the last one made to servers. Call it once, before m is used.
+//
+// It first restores what the file holds; a file that does not exist is
+// created. A file another process keeps its state in is an error wrapping
+// [ErrStateInUse], never shared or overwritten. A file it cannot read is
+// an error wrapping [ErrStateDamaged], never a silent fresh start: move the
+// file away to start afresh. A state file in JSON, written by an earlier
+// version, is imported once and replaced by a database.
+//
+// From then on, about every second and once more on [Memory.Close], m
+// commits the keys that changed since its last commit, in one transaction,
+// from a goroutine of its own: a request never waits for the disk. A
+// crash, even in the middle of a commit, loses at most the last second and
+// leaves the file whole. A commit that fails (a full disk) is tried again
+// with the next one; Close reports it. Keys longer than 32 KB, and the
+// empty key, are kept in memory only.
+func (m *Memory) Persist(path string) error {
+	if err := importJSON(path); err != nil {
+		return err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+	switch {
+	case errors.Is(err, bolterrors.ErrTimeout):
+		return fmt.Errorf("%w: %s is used by another process; give each process a state file of its own", ErrStateInUse, path)
+	case err != nil:
+		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
+	}
+	if err := m.load(db); err != nil {
+		db.Close()
+		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
+	}
+	st := &store{db: db, path: path, stop: make(chan struct{}), done: make(chan struct{})}
+	m.persist = st
+	go st.run(m)
+	return nil
+}
+
+// Commit writes now the keys that changed since the last commit. It
+// returns the error the write met, if any; the keys it could not write
+// are tried again with the next commit. A Memory that Persist did not set
+// up has nothing to commit.
+func (m *Memory) Commit() error {
+	if m.persist == nil {
+		return nil
+	}
+	return m.persist.commit(m)
+}
+
+// Close commits what changed one last time and closes the state file. It
+// returns the first error a commit met since Persist, if any, so that a
+// state that could not be written is never taken for a saved one. A
+// Memory that Persist did not set up has nothing to close.
+func (m *Memory) Close() error {
+	st := m.persist
+	if st == nil {
+		return nil
+	}
+	st.once.Do(func() {
+		close(st.stop)
+		<-st.done
+		st.commit(m)
+		if err := st.db.Close(); err != nil {
+			st.record(fmt.Errorf("limiter: state file %s: %w", st.path, err))
+		}
+	})
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.err
+}
+
+// store is the database Persist keeps a Memory's state in, and the keys
+// that changed since its last commit.
+type store struct {
+	db   *bolt.DB
+	path string
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	commitMu sync.Mutex // one commit at a time
+
+	mu      sync.Mutex
+	changed []*lockedState // each marked changed, in the order they changed
+	err     error          // the first commit that failed
+}
+
+// changed notes that s, which is locked, changed since the last commit.
+func (s *lockedState) changed() {
+	st := s.owner.persist
+	if st == nil || s.dirty {
+		return
+	}
+	s.dirty = true
+	st.mu.Lock()
+	st.changed = append(st.changed, s)
+	st.mu.Unlock()
+}
+
+func (st *store) run(m *Memory) {
+	defer close(st.done)
+	ticker := time.NewTicker(commitInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-st.stop:
+			return
+		case <-ticker.C:
+			st.commit(m)
+		}
+	}
+}
+
+func (st *store) record(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err == nil {
+		st.err = err
+	}
+}
+
+// commit writes the keys that changed in one transaction: each key's
+// state as it is now, or its removal if m no longer holds it or it has
+// fully recovered. Each state is locked only while it is encoded.
+func (st *store) commit(m *Memory) error {
+	st.commitMu.Lock()
+	defer st.commitMu.Unlock()
+	st.mu.Lock()
+	batch := st.changed
+	st.changed = nil
+	st.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	// Unmark first: a change made while the batch is encoded marks its
+	// key again, for the next commit.
+	for _, s := range batch {
+		s.mu.Lock()
+		s.dirty = false
+		s.mu.Unlock()
+	}
+	values := make(map[string][]byte, len(batch)) // nil removes the key
+	now := m.sinceEpoch()
+	for _, s := range batch {
+		if _, seen := values[s.key]; seen || len(s.key) == 0 || len(s.key) > bolt.MaxKeySize {
+			continue
+		}
+		values[s.key] = m.encodeKey(s.key, now)
+	}
+	err := st.db.Update(func(tx *bolt.Tx) error {
+		keys := tx.Bucket(keysBucket)
+		for key, value := range values {
+			var err error
+			if value == nil {
+				err = keys.Delete([]byte(key))
+			} else {
+				err = keys.Put([]byte(key), value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, s := range batch {
+			s.mu.Lock()
+			s.changed()
+			s.mu.Unlock()
+		}
+		err = fmt.Errorf("limiter: state file %s: %w", st.path, err)
+		st.record(err)
+	}
+	return err
+}
+
+// encodeKey returns the value to store for key: its state at now, or nil
+// if m does not hold it or it has fully recovered.
+func (m *Memory) encodeKey(key string, now int64) []byte {
+	s := m.lockExisting(key, &noRule)
+	if s == nil {
+		return nil
+	}
+	defer s.mu.Unlock()
+	if s.quietAt <= now {
+		return nil
+	}
+	value, err := json.Marshal(m.save(&s.keyState))
+	if err != nil {
+		panic("limiter: encoding a key's state: " + err.Error()) // a savedKey always encodes
+	}
+	return value
+}
+
+// load checks db's format, creating its buckets if it is new, and
+// restores every key it holds that has not fully recovered; it removes
+// those that have. A damaged file is an error, never a crash.
+func (m *Memory) load(db *bolt.DB) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return db.Update(func(tx *bolt.Tx) error {
+		if err := checkFormat(tx); err != nil {
+			return err
+		}
+		now := m.sinceEpoch()
+		keys := tx.Bucket(keysBucket)
+		var quiet [][]byte
+		err := keys.ForEach(func(k, v []byte) error {
+			var saved savedKey
+			if err := json.Unmarshal(v, &saved); err != nil {
+				return fmt.Errorf("key %q: %w", k, err)
+			}
+			s, err := m.restore(saved)
+			if err != nil {
+				return fmt.Errorf("key %q: %w", k, err)
+			}
+			if s.quietAt <= now {
+				quiet = append(quiet, k)
+				return nil
+			}
+			m.put(string(k), s, now)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range quiet {
+			if err := keys.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// checkFormat creates a new store's buckets, and checks that an existing
+// one is a limiter state this build reads.
+func checkFormat(tx *bolt.Tx) error {
+	meta := tx.Bucket(metaBucket)
+	if meta == nil {
+		if name, _ := tx.Cursor().First(); name != nil {
+			return errors.New("not a limiter state")
+		}
+		return createBuckets(tx)
+	}
+	switch format, version := string(meta.Get(formatKey)), string(meta.Get(versionKey)); {
+	case format != stateFormat:
+		return fmt.Errorf("not a limiter state (format %q)", format)
+	case version != storeVersion:
+		return fmt.Errorf("version %s, and this build reads version %s", version, storeVersion)
+	case tx.Bucket(keysBucket) == nil:
+		return errors.New("no keys bucket")
+	}
+	return nil
+}
+
+// createBuckets lays out a new store.
+func createBuckets(tx *bolt.Tx) error {
+	meta, err := tx.CreateBucket(metaBucket)
+	if err != nil {
+		return err
+	}
+	if _, err = tx.CreateBucket(keysBucket); err != nil {
+		return err
+	}
+	if err = meta.Put(formatKey, []byte(stateFormat)); err != nil {
+		return err
+	}
+	return meta.Put(versionKey, []byte(storeVersion))
+}
+
+// put makes key's state st, replacing what m knows of it.
+func (m *Memory) put(key string, st *keyState, now int64) {
+	s := m.lockState(key, &noRule, now)
+	gen := s.gen
+	s.keyState = *st
+	s.gen = gen
+	s.mu.Unlock()
+}
