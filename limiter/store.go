@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +33,9 @@ var (
 )
 
 const storeVersion = "2"
+
+// fillPercent is how full a commit fills the pages it writes.
+const fillPercent = 0.9
 
 // ErrStateInUse is the error Persist returns, wrapped with the file's
 // name, when another process (or another Memory) keeps its state in the
@@ -193,7 +198,12 @@ func (st *store) commit(m *Memory) error {
 	}
 	err := st.db.Update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(keysBucket)
-		for key, value := range values {
+		// In order, a B+tree's nodes fill one after the other; a commit
+		// that adds many keys fills its pages, most of which no later
+		// commit changes.
+		keys.FillPercent = fillPercent
+		for _, key := range slices.Sorted(maps.Keys(values)) {
+			value := values[key]
 			var err error
 			if value == nil {
 				err = keys.Delete([]byte(key))
