@@ -64,7 +64,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit per URL, waiting for its turn included (0: none)")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
-	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (written every 5s and at the end; remove it to start afresh)")
+	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (committed about every second and at the end; one process at a time; move it away to start afresh)")
 	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and send it as the User-Agent")
 	fs.BoolVar(&f.verbose, "v", false, "log each wait and the limits in force to stderr (turns the live bar off)")
 }
@@ -193,7 +193,7 @@ func planFetch(args []string, e env, load func(path string) (*config.File, error
 	return p, exitOK
 }
 
-func runFetch(ctx context.Context, args []string, e env) int {
+func runFetch(ctx context.Context, args []string, e env) (code int) {
 	p, code := planFetch(args, e, config.Load)
 	if p == nil {
 		return code
@@ -202,7 +202,12 @@ func runFetch(ctx context.Context, args []string, e env) int {
 	if err != nil {
 		return fatal(e, "polite fetch", err)
 	}
-	defer closeTransport()
+	defer func() {
+		if err := closeTransport(); err != nil {
+			fmt.Fprintf(e.stderr, "polite fetch: %v\n", err)
+			code = max(code, exitFailed) // the state could not be written
+		}
+	}()
 
 	var saver *saver
 	if p.out != "" {
@@ -246,14 +251,14 @@ func runFetch(ctx context.Context, args []string, e env) int {
 
 // newTransport returns the Transport the plan describes, logging to
 // stderr and pacing through Redis with -redis, and a function that
-// releases what it holds.
-func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), error) {
+// releases what it holds, which fails if the -state could not be written.
+func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func() error, error) {
 	logger := slog.New(slog.DiscardHandler)
 	if p.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	var extra []polite.Option
-	release := func() {}
+	release := func() error { return nil }
 	if p.redisOptions != nil {
 		redisLogger := logger // Redis going away and coming back is worth a line even without -v
 		if !p.verbose {
@@ -263,7 +268,10 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		if err != nil {
 			return nil, nil, fmt.Errorf("-redis: %w", err)
 		}
-		release = func() { lim.Close() }
+		release = func() error {
+			lim.Close()
+			return nil
+		}
 		extra = append(extra, polite.WithLimiter(lim))
 	}
 	if p.state != "" {
@@ -271,10 +279,11 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		if err := mem.Persist(p.state); err != nil {
 			return nil, nil, fmt.Errorf("-state: %w", err)
 		}
-		release = func() {
+		release = func() error {
 			if err := mem.Close(); err != nil {
-				fmt.Fprintf(stderr, "polite fetch: -state: %v\n", err)
+				return fmt.Errorf("-state: %w", err)
 			}
+			return nil
 		}
 		extra = append(extra, polite.WithLimiter(mem))
 	}
@@ -283,9 +292,9 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		release()
 		return nil, nil, err
 	}
-	return t, func() {
+	return t, func() error {
 		t.CloseIdleConnections()
-		release()
+		return release()
 	}, nil
 }
 

@@ -21,8 +21,9 @@ import (
 // SIGKILL and starts it again on the same file: the site sees the same
 // pace across the restart. Domain a (127.0.0.1) goes at 1 request per 10
 // s; domain b (127.0.0.2) answers its first request with a 429 and
-// Retry-After: 12. The process dies once its state was written (every
-// 5 s); the restarted one must still wait for a's turn and b's pause.
+// Retry-After: 12. The process dies once its state was committed (about
+// every second); the restarted one must still wait for a's turn and b's
+// pause.
 func TestFetchStateSurvivesSIGKILL(t *testing.T) {
 	var mu sync.Mutex
 	arrivals := map[string]time.Time{}
@@ -42,7 +43,7 @@ func TestFetchStateSurvivesSIGKILL(t *testing.T) {
 	defer site.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 	url := func(host, path string) string { return fmt.Sprintf("http://%s:%d%s", host, port, path) }
-	state := filepath.Join(t.TempDir(), "state.json")
+	state := filepath.Join(t.TempDir(), "state")
 	flags := []string{"fetch", "-state", state, "-rate", "0.1", "-burst", "1", "-timeout", "0", "-json"}
 
 	first := exec.Command(binary, append(flags, url("127.0.0.1", "/a/1"), url("127.0.0.1", "/a/2"),
@@ -50,11 +51,12 @@ func TestFetchStateSurvivesSIGKILL(t *testing.T) {
 	var stderr strings.Builder
 	first.Stderr = &stderr
 	require.NoError(t, first.Start())
-	// Kill it once it has written its state with both domains in it (every
-	// 5 s), however slowly a loaded machine runs it.
+	// Kill it once it has committed its state with both domains in it
+	// (about every second), however slowly a loaded machine runs it. The
+	// store keeps each key's bytes as they are.
 	require.Eventually(t, func() bool {
 		data, err := os.ReadFile(state)
-		return err == nil && strings.Contains(string(data), `"127.0.0.1"`) && strings.Contains(string(data), `"127.0.0.2"`)
+		return err == nil && strings.Contains(string(data), "127.0.0.1") && strings.Contains(string(data), "127.0.0.2")
 	}, 30*time.Second, 50*time.Millisecond, "the state file never held both domains; stderr: %s", &stderr)
 	require.NoError(t, first.Process.Kill()) // SIGKILL: no chance to write the state again
 	_ = first.Wait()
@@ -72,4 +74,72 @@ func TestFetchStateSurvivesSIGKILL(t *testing.T) {
 		arrivals["/a/3"].Sub(arrivals["/a/1"]).Round(time.Millisecond), arrivals["/b/3"].Sub(arrivals["/b/1"]).Round(time.Millisecond))
 	assert.GreaterOrEqual(t, arrivals["/a/3"].Sub(arrivals["/a/1"]), 9500*time.Millisecond, "a's pace held across the restart")
 	assert.GreaterOrEqual(t, arrivals["/b/3"].Sub(arrivals["/b/1"]), 11500*time.Millisecond, "b's pause held across the restart")
+}
+
+// countingSite is a test server on 0.0.0.0 that counts the requests it
+// gets; url names one of its paths on a host of 127.0.0.0/8.
+func countingSite(t *testing.T) (requests func() int, url func(host, path string) string) {
+	t.Helper()
+	var mu sync.Mutex
+	n := 0
+	site := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+	}))
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	site.Listener = ln
+	site.Start()
+	t.Cleanup(site.Close)
+	port := ln.Addr().(*net.TCPAddr).Port
+	return func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return n
+		}, func(host, path string) string {
+			return fmt.Sprintf("http://%s:%d%s", host, port, path)
+		}
+}
+
+// A second polite fetch on a state another one is using exits 2 with an
+// error naming the file, and sends nothing.
+func TestFetchRefusesAStateInUse(t *testing.T) {
+	requests, url := countingSite(t)
+	state := filepath.Join(t.TempDir(), "state")
+	first := exec.Command(binary, "fetch", "-state", state, "-rate", "0.1", "-burst", "1", "-timeout", "0",
+		url("127.0.0.1", "/1"), url("127.0.0.1", "/2"))
+	require.NoError(t, first.Start())
+	defer func() {
+		first.Process.Kill()
+		first.Wait()
+	}()
+	require.Eventually(t, func() bool { return requests() == 1 }, 30*time.Second, 10*time.Millisecond)
+
+	o := runPolite(t, "", "fetch", "-state", state, url("127.0.0.2", "/3"))
+	assert.Equal(t, exitUsage, o.code, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, state, "the error names the file")
+	assert.Contains(t, o.stderr, "another process")
+	assert.Equal(t, 1, requests(), "the second process sent nothing")
+}
+
+// A state the disk cannot hold (a file size limit stands in for a full
+// disk) is an error and a non-zero exit, never a success.
+func TestFetchFailsWhenTheStateCannotBeWritten(t *testing.T) {
+	requests, url := countingSite(t)
+	state := filepath.Join(t.TempDir(), "state")
+	args := []string{"-c", `ulimit -f 64 && exec "$0" "$@"`, binary, "fetch", "-state", state, "-concurrency", "16"}
+	for i := range 400 { // 400 domains: more than 64 KB of state
+		args = append(args, url(fmt.Sprintf("127.0.%d.%d", 1+i/200, 1+i%200), "/"))
+	}
+	cmd := exec.Command("bash", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
+	assert.Equal(t, exitFailed, exit.ExitCode(), "stderr: %s", &stderr)
+	assert.Equal(t, 400, requests())
+	assert.Contains(t, stderr.String(), "-state: limiter: state file "+state)
+	assert.Contains(t, stderr.String(), "file too large")
 }
