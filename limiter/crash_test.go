@@ -191,4 +191,3 @@ func TestPersistReportsAFullDisk(t *testing.T) {
 	require.NoError(t, m.Persist(path), "the store still opens")
 	require.NoError(t, m.Close())
 }
-
