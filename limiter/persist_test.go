@@ -1,7 +1,9 @@
 package limiter_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -193,6 +195,25 @@ func TestPersistRefusesWhatItCannotRead(t *testing.T) {
 				}
 				return tx.Bucket([]byte("polite")).Put([]byte("version"), []byte("99"))
 			})
+		},
+		"a page overwritten": func(path string) error {
+			m := limiter.NewMemory()
+			if err := m.Persist(path); err != nil {
+				return err
+			}
+			for i := range 5000 {
+				m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &slowRule})
+			}
+			if err := m.Close(); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = f.WriteAt(bytes.Repeat([]byte{0xa5}, 64), 60*4096) // a leaf page's header
+			return err
 		},
 		"zeroed pages": func(path string) error {
 			if err := withDB(path, func(tx *bolt.Tx) error { return newState(tx) }); err != nil {

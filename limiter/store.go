@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -68,7 +69,7 @@ func (m *Memory) Persist(path string) error {
 	if err := importJSON(path); err != nil {
 		return err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+	db, err := openStore(path)
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return fmt.Errorf("%w: %s is used by another process; give each process a state file of its own", ErrStateInUse, path)
@@ -77,6 +78,7 @@ func (m *Memory) Persist(path string) error {
 	}
 	if err := m.load(db); err != nil {
 		db.Close()
+		m.sweepQuiet(math.MaxInt64) // forget what it restored before it met the damage
 		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
 	}
 	st := &store{db: db, path: path, stop: make(chan struct{}), done: make(chan struct{})}
@@ -246,16 +248,28 @@ func (m *Memory) encodeKey(key string, now int64) []byte {
 	return value
 }
 
+// openStore opens the bbolt file at path. A damaged file is an error,
+// never a crash.
+func openStore(path string) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer damageIsAnError(&err)
+	return bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+}
+
+// damageIsAnError turns what bbolt does on reading a damaged file, a
+// panic or a fault on its memory map, into an error in *err. Defer it.
+func damageIsAnError(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%v", r)
+	}
+}
+
 // load checks db's format, creating its buckets if it is new, and
 // restores every key it holds that has not fully recovered; it removes
 // those that have. A damaged file is an error, never a crash.
 func (m *Memory) load(db *bolt.DB) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
+	defer damageIsAnError(&err)
 	return db.Update(func(tx *bolt.Tx) error {
 		if err := checkFormat(tx); err != nil {
 			return err
