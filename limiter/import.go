@@ -30,6 +30,9 @@ func importJSON(path string) error {
 		return nil
 	}
 	in, err := readJSON(r)
+	if err == nil {
+		err = checkKeys(in.Keys)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
 	}
@@ -48,10 +51,10 @@ func importJSON(path string) error {
 
 // savedState is the JSON state file an earlier version wrote.
 type savedState struct {
-	Format  string              `json:"format"`
-	Version int                 `json:"version"`
-	SavedAt json.RawMessage     `json:"saved_at"`
-	Keys    map[string]savedKey `json:"keys"`
+	Format  string                     `json:"format"`
+	Version int                        `json:"version"`
+	SavedAt json.RawMessage            `json:"saved_at"`
+	Keys    map[string]json.RawMessage `json:"keys"`
 }
 
 // jsonVersion is the version of the JSON state file importJSON reads.
@@ -73,8 +76,25 @@ func readJSON(r *bufio.Reader) (*savedState, error) {
 	return &in, nil
 }
 
-// writeStore writes a new store at path holding keys.
-func writeStore(path string, keys map[string]savedKey) error {
+// checkKeys checks that each of keys holds a state Persist restores.
+func checkKeys(keys map[string]json.RawMessage) error {
+	m := NewMemory()
+	for key, value := range keys {
+		var saved savedKey
+		err := json.Unmarshal(value, &saved)
+		if err == nil {
+			_, err = m.restore(saved)
+		}
+		if err != nil {
+			return fmt.Errorf("key %q: %w", key, err)
+		}
+	}
+	return nil
+}
+
+// writeStore writes a new store at path holding keys, each key's value as
+// it is.
+func writeStore(path string, keys map[string]json.RawMessage) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -87,13 +107,9 @@ func writeStore(path string, keys map[string]savedKey) error {
 			return err
 		}
 		b := tx.Bucket(keysBucket)
-		for key, saved := range keys {
+		for key, value := range keys {
 			if len(key) == 0 || len(key) > bolt.MaxKeySize {
 				continue
-			}
-			value, err := json.Marshal(saved)
-			if err != nil {
-				return err
 			}
 			if err := b.Put([]byte(key), value); err != nil {
 				return err

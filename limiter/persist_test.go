@@ -166,6 +166,9 @@ func TestPersistRefusesWhatItCannotRead(t *testing.T) {
 		"damaged JSON": func(path string) error {
 			return os.WriteFile(path, []byte(`{"format": "polite limiter.Memory state", "version": 1, "keys": {"a.com": {"quiet_at`), 0o600)
 		},
+		"JSON with a damaged key": func(path string) error {
+			return os.WriteFile(path, []byte(`{"format": "polite limiter.Memory state", "version": 1, "keys": {"a.com": {"quiet_at": "soon"}}}`), 0o600)
+		},
 		"JSON of a later version": func(path string) error {
 			return os.WriteFile(path, []byte(`{"format": "polite limiter.Memory state", "version": 7, "keys": {}}`), 0o600)
 		},
