@@ -3,8 +3,8 @@ package limiter_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,7 +68,7 @@ func TestStateSurvivesARestart(t *testing.T) {
 func TestPersistKeepsKeysAsBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state")
 	c := newClock()
-	slow := limiter.Rule{MinDelay: time.Hour}
+	slow := limiter.Rule{MinDelay: time.Hour, MaxPause: 3 * time.Hour}
 	before := persisted(t, path)
 	c.reserveAt(before, limiter.Request{Key: "tenant-\xff", Rule: &slow}, 0)
 	before.PauseAt("tenant-\xfe", 2*time.Hour, c.at(0))
@@ -142,7 +142,7 @@ func TestPersistImportsAJSONStateFile(t *testing.T) {
 
 	m := persisted(t, link)
 	assert.Equal(t, 2, m.Len(), "the keys that have not recovered")
-	rule := limiter.Rule{Rate: 100, Quotas: []config.Quota{{Requests: 3, Window: time.Hour}}}
+	rule := limiter.Rule{Rate: 100, MaxPause: 2 * time.Hour, Quotas: []config.Quota{{Requests: 3, Window: time.Hour}}}
 	assert.Equal(t, 2, stateAt(m, "a.com", rule, now).Quotas[0].Remaining)
 	assert.InDelta(t, time.Hour, stateAt(m, "b.com", rule, now).Paused, float64(time.Second))
 	require.NoError(t, m.Close())

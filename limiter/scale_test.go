@@ -54,10 +54,10 @@ func TestStateScale(t *testing.T) {
 	m := limiter.NewMemory()
 	require.NoError(t, m.Persist(path))
 	took := time.Since(start)
-	t.Logf("reopen: %v, peak heap %.1f MB above what it was before", took.Round(time.Millisecond), float64(peak()-base)/1e6)
+	t.Logf("reopen: %v, peak heap %.1f MB above what it was before", took.Round(time.Millisecond), (float64(peak())-float64(base))/1e6)
 	require.Equal(t, n, m.Len())
 	runtime.GC()
-	t.Logf("heap held by the reopened state: %.1f MB", float64(heapBytes()-base)/1e6)
+	t.Logf("heap before reopening %.1f MB, after it and a GC %.1f MB", float64(base)/1e6, float64(heapBytes())/1e6)
 
 	const commits = 20
 	var total, worst time.Duration
