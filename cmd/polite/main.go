@@ -8,8 +8,9 @@
 //	polite key [-host] URL...       print the domain key each URL is paced under
 //
 // Run "polite COMMAND -h" for a command's flags. polite fetch exits 0 when
-// every URL got a response (whatever its status), 1 when some did not, and
-// 2 for bad usage or a bad configuration.
+// every URL got a response (whatever its status), 1 when some did not or
+// the -state could not be written, and 2 for bad usage, a bad configuration
+// or a -state file another process is using.
 package main
 
 import (
@@ -23,8 +24,8 @@ import (
 // Exit codes.
 const (
 	exitOK     = 0 // every URL got a response
-	exitFailed = 1 // some URL got no response
-	exitUsage  = 2 // bad usage or configuration
+	exitFailed = 1 // some URL got no response, or the -state could not be written
+	exitUsage  = 2 // bad usage or configuration, or a -state in use
 )
 
 // env is what a command reads and writes, so that tests can run it in
