@@ -47,16 +47,25 @@ var slowRule = limiter.Rule{Rate: 0.001, Burst: 1}
 // runChild runs a child process: "commit" adds keysPerRound keys and
 // commits, over and over, saying "committed N" after round N; "hold"
 // keeps the state open, saying "ready"; "full" commits under a file size
-// limit of 64 KB and says what the commit and Close returned.
+// limit of 64 KB and says what the commit and Close returned; "tiny" says
+// what Persist returned under a limit of 8 KB, too small for a new store.
 func runChild(mode, path string) error {
-	if mode == "full" {
-		limit := syscall.Rlimit{Cur: 64 << 10, Max: 64 << 10}
+	if mode == "full" || mode == "tiny" {
+		size := uint64(64 << 10)
+		if mode == "tiny" {
+			size = 8 << 10
+		}
+		limit := syscall.Rlimit{Cur: size, Max: size}
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 			return err
 		}
 	}
 	m := limiter.NewMemory()
 	if err := m.Persist(path); err != nil {
+		if mode == "tiny" {
+			fmt.Printf("persist: %v; damaged: %v\n", err, errors.Is(err, limiter.ErrStateDamaged))
+			return nil
+		}
 		return err
 	}
 	switch mode {
@@ -190,4 +199,21 @@ func TestPersistReportsAFullDisk(t *testing.T) {
 	m := limiter.NewMemory()
 	require.NoError(t, m.Persist(path), "the store still opens")
 	require.NoError(t, m.Close())
+}
+
+// A new store the disk cannot hold is an error naming the file, not a
+// damaged one, and leaves no file behind.
+func TestPersistReportsAFullDiskAtOpen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	path := filepath.Join(t.TempDir(), "state")
+	cmd, lines := startChild(t, "tiny", path)
+	require.True(t, lines.Scan(), "the child said nothing")
+	said := lines.Text()
+	require.NoError(t, cmd.Wait())
+	assert.Contains(t, said, "file too large")
+	assert.Contains(t, said, path)
+	assert.Contains(t, said, "damaged: false")
+	assert.NoFileExists(t, path, "no debris")
 }

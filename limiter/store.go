@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"os"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -69,17 +70,27 @@ func (m *Memory) Persist(path string) error {
 	if err := importJSON(path); err != nil {
 		return err
 	}
+	info, statErr := os.Stat(path)
+	_, lstatErr := os.Lstat(path)
 	db, err := openStore(path)
 	switch {
 	case errors.Is(err, bolterrors.ErrTimeout):
 		return fmt.Errorf("%w: %s is used by another process; give each process a state file of its own", ErrStateInUse, path)
-	case err != nil:
+	case err != nil && statErr == nil && info.Size() > 0:
 		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
+	case err != nil: // a new file it could not write
+		if errors.Is(lstatErr, os.ErrNotExist) {
+			os.Remove(path)
+		}
+		return fmt.Errorf("limiter: state file %s: %w", path, err)
 	}
-	if err := m.load(db); err != nil {
+	if damage, err := m.load(db); damage != nil || err != nil {
 		db.Close()
-		m.sweepQuiet(math.MaxInt64) // forget what it restored before it met the damage
-		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
+		m.sweepQuiet(math.MaxInt64) // forget what it restored
+		if damage != nil {
+			return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, damage)
+		}
+		return fmt.Errorf("limiter: state file %s: %w", path, err)
 	}
 	st := &store{db: db, path: path, stop: make(chan struct{}), done: make(chan struct{})}
 	m.persist = st
@@ -266,43 +277,50 @@ func damageIsAnError(err *error) {
 
 // load checks db's format, creating its buckets if it is new, and
 // restores every key it holds that has not fully recovered; it removes
-// those that have. A damaged file is an error, never a crash.
-func (m *Memory) load(db *bolt.DB) (err error) {
+// those that have. It returns what it found damaged, never crashing on
+// it, or the error writing its changes met.
+func (m *Memory) load(db *bolt.DB) (damage, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer damageIsAnError(&err)
-	return db.Update(func(tx *bolt.Tx) error {
-		if err := checkFormat(tx); err != nil {
-			return err
+	defer damageIsAnError(&damage)
+	err = db.Update(func(tx *bolt.Tx) error {
+		damage = m.loadTx(tx)
+		return damage
+	})
+	return damage, err
+}
+
+func (m *Memory) loadTx(tx *bolt.Tx) error {
+	if err := checkFormat(tx); err != nil {
+		return err
+	}
+	now := m.sinceEpoch()
+	keys := tx.Bucket(keysBucket)
+	var quiet [][]byte
+	err := keys.ForEach(func(k, v []byte) error {
+		var saved savedKey
+		if err := json.Unmarshal(v, &saved); err != nil {
+			return fmt.Errorf("key %q: %w", k, err)
 		}
-		now := m.sinceEpoch()
-		keys := tx.Bucket(keysBucket)
-		var quiet [][]byte
-		err := keys.ForEach(func(k, v []byte) error {
-			var saved savedKey
-			if err := json.Unmarshal(v, &saved); err != nil {
-				return fmt.Errorf("key %q: %w", k, err)
-			}
-			s, err := m.restore(saved)
-			if err != nil {
-				return fmt.Errorf("key %q: %w", k, err)
-			}
-			if s.quietAt <= now {
-				quiet = append(quiet, k)
-				return nil
-			}
-			m.put(string(k), s, now)
-			return nil
-		})
+		s, err := m.restore(saved)
 		if err != nil {
-			return err
+			return fmt.Errorf("key %q: %w", k, err)
 		}
-		for _, k := range quiet {
-			if err := keys.Delete(k); err != nil {
-				return err
-			}
+		if s.quietAt <= now {
+			quiet = append(quiet, k)
+			return nil
 		}
+		m.put(string(k), s, now)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	for _, k := range quiet {
+		if err := keys.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkFormat creates a new store's buckets, and checks that an existing
