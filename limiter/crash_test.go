@@ -97,9 +97,13 @@ func runChild(mode, path string) error {
 }
 
 // startChild starts a child process in mode on the state at path, and
-// returns it with its output read line by line.
+// returns it with its output read line by line. go test -short skips the
+// tests that start one.
 func startChild(t *testing.T, mode, path string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childMode+"="+mode, childState+"="+path)
 	cmd.Stderr = os.Stderr
@@ -116,9 +120,6 @@ func startChild(t *testing.T, mode, path string) (*exec.Cmd, *bufio.Scanner) {
 // A process killed in the middle of its commits leaves a store that opens,
 // holds every round it said it committed, and nothing beside it.
 func TestPersistSurvivesAKillMidCommit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts and kills child processes")
-	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state")
 	committed := -1
@@ -153,9 +154,6 @@ func TestPersistSurvivesAKillMidCommit(t *testing.T) {
 // A second process meets an error naming the file while the first keeps
 // its state there, and opens it once the first is gone.
 func TestPersistRefusesASecondProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
 	path := filepath.Join(t.TempDir(), "state")
 	cmd, lines := startChild(t, "hold", path)
 	require.True(t, lines.Scan())
@@ -175,9 +173,6 @@ func TestPersistRefusesASecondProcess(t *testing.T) {
 // A commit the disk cannot hold is an error naming the file, from Commit
 // and from Close, and the store still opens.
 func TestPersistReportsAFullDisk(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
 	path := filepath.Join(t.TempDir(), "state")
 	cmd, lines := startChild(t, "full", path)
 	var out []string
@@ -204,9 +199,6 @@ func TestPersistReportsAFullDisk(t *testing.T) {
 // A new store the disk cannot hold is an error naming the file, not a
 // damaged one, and leaves no file behind.
 func TestPersistReportsAFullDiskAtOpen(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a child process")
-	}
 	path := filepath.Join(t.TempDir(), "state")
 	cmd, lines := startChild(t, "tiny", path)
 	require.True(t, lines.Scan(), "the child said nothing")
