@@ -276,3 +276,36 @@ func newState(tx *bolt.Tx) error {
 	}
 	return meta.Put([]byte("version"), []byte("2"))
 }
+
+// Whatever a key's value in the file holds, Persist restores it or
+// refuses the file; it never panics.
+func FuzzPersistValue(f *testing.F) {
+	for _, seed := range []string{
+		`{"quiet_at": 4102444800000000000}`,
+		`{"bucket": {"tokens": 0.5, "at": 1}, "last": 1, "paused_until": 4102444800000000000, "pause_reason": "retry-after", "quiet_at": 4102444800000000000}`,
+		`{"windows": [{"limit": 2, "starts": [1, 2]}], "quiet_at": 4102444800000000000}`,
+		`null`, `{}`, `{"quiet_at": `, `[]`, `{"bucket": {"tokens": "NaN"}}`,
+	} {
+		f.Add([]byte("a.com"), []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		if len(key) == 0 || len(key) > bolt.MaxKeySize {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "state")
+		require.NoError(t, withDB(path, func(tx *bolt.Tx) error {
+			if err := newState(tx); err != nil {
+				return err
+			}
+			return tx.Bucket([]byte("keys")).Put(key, value)
+		}))
+		m := limiter.NewMemory()
+		if err := m.Persist(path); err != nil {
+			require.ErrorIs(t, err, limiter.ErrStateDamaged)
+			assert.Zero(t, m.Len())
+			return
+		}
+		m.StateAt(limiter.Request{Key: string(key)}, time.Now())
+		require.NoError(t, m.Close())
+	})
+}
