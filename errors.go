@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/polite-go/polite/internal/robotscache"
 )
 
 // WaitError is the error for a request that polite did not send because
@@ -46,4 +48,4 @@ func (e *WaitError) Temporary() bool { return e.Timeout() }
 
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.
-var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
+var ErrDisallowed = robotscache.ErrDisallowed

@@ -44,10 +44,12 @@ func Example_retryAfter() {
 }
 
 // With WithRobots, a path that robots.txt disallows is never requested.
+// The crawler says who it is with WithUserAgent, and obeys the group of its
+// product token, ExampleBot.
 func ExampleWithRobots() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
-			io.WriteString(w, "User-agent: *\nDisallow: /private/\n")
+			io.WriteString(w, "User-agent: *\nDisallow: /\n\nUser-agent: ExampleBot\nDisallow: /private/\n")
 			return
 		}
 		io.WriteString(w, "hello")
@@ -55,7 +57,8 @@ func ExampleWithRobots() {
 	defer site.Close()
 	transport, err := polite.NewTransport(nil,
 		polite.WithDefault(config.Limit{RequestsPerSecond: 10, Burst: 1}),
-		polite.WithRobots("examplebot"))
+		polite.WithUserAgent("ExampleBot/2.1 (+https://example.com/bot)"),
+		polite.WithRobots(""))
 	if err != nil {
 		log.Fatal(err)
 	}

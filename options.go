@@ -28,6 +28,7 @@ type options struct {
 	maxPause       time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
+	userAgent      string
 	robots         robotsOptions
 }
 
@@ -76,7 +77,8 @@ func (o *options) withDefaults() {
 	}
 }
 
-// check reports the first option that cannot be used.
+// check reports the first option that cannot be used, and puts the
+// robots.txt agent in the form it is matched in.
 func (o *options) check() error {
 	switch {
 	case o.maxDomains < 0:
@@ -86,7 +88,10 @@ func (o *options) check() error {
 	case o.maxPause < 0:
 		return fmt.Errorf("polite: WithMaxPause: must not be negative, got %v", o.maxPause)
 	}
-	return o.robots.check()
+	if err := checkUserAgent(o.userAgent); err != nil {
+		return err
+	}
+	return o.robots.check(o.userAgent)
 }
 
 // WithDefault sets the limit of every domain that has none of its own: 1
@@ -174,14 +179,31 @@ func WithMaxPause(d time.Duration) Option {
 }
 
 // WithRobots makes the Transport obey robots.txt as the crawler whose
-// user-agent token is agent (such as "mybot"). Files are read and matched
-// as RFC 9309 says, by package [github.com/polite-go/polite/robots], whose
-// doc lists where it differs from Google's parser; the dot segments of a
-// URL's path ("/a/../b") are removed before matching. Each host's
-// robots.txt (per scheme, host and port) is fetched before the host's
-// first request, paced like any request to its domain and counted in its
-// stats; concurrent first requests share one fetch. It is kept 24 hours,
-// as RFC 9309 asks.
+// product token is agent (such as "ExampleBot"). Given a whole User-Agent
+// string ("ExampleBot/2.1 (+https://example.com/bot)"), it uses its
+// product token, the part before the first '/' or space; given "", the
+// product token of WithUserAgent's string. An agent with no product token,
+// or "" without WithUserAgent, is an error.
+//
+// Files are read and matched as RFC 9309 says, by package
+// [github.com/polite-go/polite/robots], whose doc lists where it differs
+// from Google's parser. So that no request goes that a reasonable reading
+// of a file disallows, a request goes only if both RFC 9309's reading of
+// the User-agent lines (by product token: letters, '-' and '_', so
+// "User-agent: MJ12bot" names MJ) and their reading by whole name
+// ("MJ12bot", "008") allow it, and the Crawl-delay is the longer of the
+// two readings'. An agent with other characters ("MJ12bot") is named by
+// no line in the RFC's reading, so the group of "*" applies to it too:
+// choose a product token of letters, '-' and '_', for which the readings
+// differ only on a line such as "User-agent: ExampleBot2" (ExampleBot in
+// the RFC's reading). A Crawl-delay belongs to the User-agent lines just
+// above it; one before any User-agent line applies to every crawler. The
+// dot segments of a URL's path ("/a/../b") are removed before matching.
+// Each host's robots.txt (per scheme, host and port) is fetched before
+// the host's first request, with WithUserAgent's string as its User-Agent
+// (without it, that of the request that needs the file), paced like any
+// request to its domain and counted in its stats; concurrent first
+// requests share one fetch. It is kept 24 hours, as RFC 9309 asks.
 //
 // A request to a path the file disallows fails with an error wrapping
 // ErrDisallowed and is never sent. A 4xx answer (but 429), or more than 5
@@ -202,11 +224,21 @@ func WithMaxPause(d time.Duration) Option {
 // parsed file holds), within 16 MiB in all: past that, expired files and
 // then the least recently used are forgotten, and fetched again when
 // needed. A check costs at worst the number of rules times the length of
-// the URL, never more: about a microsecond for a 100-byte URL against 50
-// wildcard rules, and about 0.3 ms for the worst 240-byte URL against 500
-// KiB of wildcard rules.
+// the URL, never more.
 func WithRobots(agent string) Option {
 	return func(o *options) { o.robots.on, o.robots.agent = true, agent }
+}
+
+// WithUserAgent sets the User-Agent header of every request that carries
+// none (on a clone: the caller's request is not modified) and of every
+// robots.txt fetch. A request that sets its own User-Agent, even to "",
+// keeps it. Name the crawler and how to reach its operator, as RFC 9309
+// section 2.2.1 asks: "ExampleBot/2.1 (+https://example.com/bot)". By
+// default, requests go as the base transport sends them (net/http's
+// default is "Go-http-client/1.1"). A ua that is not a valid header value
+// is an error.
+func WithUserAgent(ua string) Option {
+	return func(o *options) { o.userAgent = ua }
 }
 
 // WithMaxCrawlDelay caps the Crawl-delay a robots.txt can impose, 30

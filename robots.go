@@ -1,53 +1,18 @@
 package polite
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
+	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/limiter"
-	"github.com/polite-go/polite/robots"
 )
-
-// robotsTTL is how long a host's robots.txt is kept before it is fetched
-// again: RFC 9309 asks crawlers not to keep it longer than 24 hours.
-const robotsTTL = 24 * time.Hour
 
 // defaultMaxCrawlDelay caps the Crawl-delay a robots.txt can impose,
 // unless WithMaxCrawlDelay says otherwise.
 const defaultMaxCrawlDelay = 30 * time.Second
-
-// robotsRetry is how long a robots.txt that could not be fetched (a 5xx or
-// 429 answer, no answer, or not within robotsFetchTimeout) stands before it
-// is fetched again. In that time its host is wholly disallowed, as RFC 9309
-// asks, unless an earlier copy of the file is known: then that copy is used.
-const robotsRetry = time.Minute
-
-// robotsFetchTimeout is how long a robots.txt fetch may take in all, from
-// the send of its first request to the end of the file's body, its
-// redirects included; the waits for its turns under the pacing do not
-// count. Past it, the file is unreachable.
-const robotsFetchTimeout = 10 * time.Second
-
-// robotsBudget is how many bytes the robots.txt cache may count; past it,
-// expired entries and then the least recently used are forgotten.
-const robotsBudget = 16 << 20
-
-// robotsEntrySize is what the cache counts for a host besides its file's
-// rules: the entry, its key, and the fixed part of a parsed file.
-const robotsEntrySize = 1 << 10
-
-const (
-	maxRobotsSize      = 500 << 10 // RFC 9309 asks to parse at least 500 KiB
-	maxRobotsRedirects = 5         // RFC 9309 asks to follow at least 5
-)
 
 // robotsOptions is what the With options say about robots.txt.
 type robotsOptions struct {
@@ -56,350 +21,57 @@ type robotsOptions struct {
 	maxCrawlDelay time.Duration
 }
 
-func (o robotsOptions) check() error {
-	switch {
-	case o.on && strings.TrimSpace(o.agent) == "":
-		return errors.New("polite: WithRobots: the user-agent token is empty")
-	case o.maxCrawlDelay < 0:
+// check reports whether the options can be used, and puts agent in the
+// form it is matched in (see robotsAgent), taking it from userAgent if
+// need be.
+func (o *robotsOptions) check(userAgent string) error {
+	if o.maxCrawlDelay < 0 {
 		return fmt.Errorf("polite: WithMaxCrawlDelay: must not be negative, got %v", o.maxCrawlDelay)
 	}
-	return nil
-}
-
-// robotsCache fetches, keeps and applies the robots.txt of each host
-// (scheme, host and port), within a byte budget. mu guards hosts, used and
-// every entry in hosts.
-type robotsCache struct {
-	t             *Transport
-	agent         string
-	ttl           time.Duration
-	timeout       time.Duration // robotsFetchTimeout
-	maxCrawlDelay time.Duration
-	budget        int64 // robotsBudget
-
-	mu    sync.Mutex
-	hosts map[string]*robotsEntry
-	used  int64 // the sum of the entries' sizes
-}
-
-type robotsEntry struct {
-	rules    *robotsRules // nil until the first fetch ends
-	expires  time.Time    // when rules must be fetched again
-	lastUsed time.Time
-	fetch    *robotsFetch // the fetch in flight, if any
-	size     int64        // what the entry counts in robotsCache.used
-}
-
-// robotsFetch is one fetch of a robots.txt, shared by every request that
-// waits for it. Its waiters may give up; it goes on for the next ones, for
-// at most robotsFetchTimeout once sent.
-type robotsFetch struct {
-	done  chan struct{} // closed when rules and err are set
-	rules *robotsRules
-	err   error
-}
-
-// robotsRules is what one robots.txt says. It does not change once made.
-type robotsRules struct {
-	file        *robots.Robots // nil allows every path
-	unreachable string         // why the file could not be fetched; if set, every path is disallowed
-	crawlDelay  time.Duration  // the agent's, capped
-	size        int64          // the bytes file holds at most: 4 per byte of body parsed
-}
-
-func (r *robotsRules) allows(agent, uri string) bool {
-	return r.unreachable == "" && r.file.Allowed(agent, uri)
-}
-
-func newRobotsCache(t *Transport, o robotsOptions) *robotsCache {
 	if !o.on {
 		return nil
 	}
-	return &robotsCache{
-		t:             t,
-		agent:         strings.TrimSpace(o.agent),
-		ttl:           robotsTTL,
-		timeout:       robotsFetchTimeout,
-		maxCrawlDelay: o.maxCrawlDelay,
-		budget:        robotsBudget,
-		hosts:         make(map[string]*robotsEntry),
-	}
-}
-
-// check returns an error wrapping ErrDisallowed if the robots.txt of req's
-// host forbids req, fetching the file first if it is not known or has
-// expired, and applies the file's Crawl-delay to d.
-func (c *robotsCache) check(ctx context.Context, req *http.Request, d *domain) error {
-	u := req.URL
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil
-	}
-	uri := u.RequestURI()
-	if uri == "/robots.txt" {
-		return nil
-	}
-	host := robotsKey(u)
-	rules, err := c.rules(ctx, host, req, d)
-	if err != nil {
-		return err
-	}
-	if !d.unpaced {
-		o := limiter.Observation{Host: host, CrawlDelay: rules.crawlDelay}
-		if _, err := c.t.limiter.Observe(ctx, d.request(), o); err != nil {
-			c.t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
-		}
-	}
-	if rules.allows(c.agent, uri) {
-		return nil
-	}
-	if rules.unreachable != "" {
-		return fmt.Errorf("%w: %s %s: %s", ErrDisallowed, req.Method, u.Redacted(), rules.unreachable)
-	}
-	return fmt.Errorf("%w: %s %s", ErrDisallowed, req.Method, u.Redacted())
-}
-
-// rules returns the robots.txt rules of req's host, whose robotsKey is
-// key, waiting for a fetch when they are not known or have expired. A
-// request that gives up waiting leaves the fetch to the others.
-func (c *robotsCache) rules(ctx context.Context, key string, req *http.Request, d *domain) (*robotsRules, error) {
-	now := c.t.clock.now()
-	c.mu.Lock()
-	e, ok := c.hosts[key]
-	if !ok {
-		e = &robotsEntry{size: robotsEntrySize}
-		c.hosts[key] = e
-		c.used += e.size
-	}
-	e.lastUsed = now
-	if e.rules != nil && now.Before(e.expires) {
-		rules := e.rules
-		c.mu.Unlock()
-		return rules, nil
-	}
-	f := e.fetch
-	if f == nil {
-		f = &robotsFetch{done: make(chan struct{})}
-		e.fetch = f
-		go c.run(f, e, key, req.URL.Scheme+"://"+req.URL.Host+"/robots.txt", req.Header.Get("User-Agent"))
-	}
-	c.trimLocked(now)
-	c.mu.Unlock()
-
-	select {
-	case <-f.done:
-		if f.err != nil {
-			return nil, fmt.Errorf("polite: robots.txt of %s: %w", key, f.err)
-		}
-		return f.rules, nil
-	case <-ctx.Done():
-		d.stats.Canceled()
-		return nil, &WaitError{Domain: d.key, RetryAt: c.t.clock.now(), Err: ctx.Err()}
-	}
-}
-
-// run fetches target for e, cached under key, and hands the result to f's
-// waiters.
-func (c *robotsCache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent string) {
-	rules, err := c.fetch(target, userAgent)
-	now := c.t.clock.now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.hosts[key] == e { // not forgotten meanwhile
-		e.fetch = nil
-		if err == nil {
-			switch {
-			case rules.unreachable == "":
-				e.rules, e.expires = rules, now.Add(c.ttl)
-			case e.rules != nil && e.rules.unreachable == "":
-				// RFC 9309: an earlier copy may stand while the file is unreachable.
-				rules, e.expires = e.rules, now.Add(robotsRetry)
-			default:
-				e.rules, e.expires = rules, now.Add(robotsRetry)
-			}
-			size := robotsEntrySize + e.rules.size
-			c.used += size - e.size
-			e.size = size
-			c.trimLocked(now)
-		}
-	}
-	f.rules, f.err = rules, err
-	close(f.done)
-}
-
-// fetch gets and reads one robots.txt through the Transport's pacing
-// step, so that the fetch is paced, counted and listened to like any
-// request to its domain. It is cancelled by nothing but its own time
-// limit. An error is returned only when the fetch says nothing about the
-// file, as polite refused to send it (*WaitError); a server or network
-// error, or the time limit, makes the file unreachable.
-func (c *robotsCache) fetch(target, userAgent string) (*robotsRules, error) {
-	s := &robotsSender{base: c.t.base, clock: c.t.clock, left: c.timeout}
-	client := &http.Client{
-		Transport: pacer{c.t, s},
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if len(via) > maxRobotsRedirects {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		},
-	}
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, target, nil)
-	if err != nil {
-		return nil, err
-	}
-	if userAgent != "" {
-		req.Header.Set("User-Agent", userAgent)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		var we *WaitError
-		switch {
-		case errors.As(err, &we):
-			return nil, err
-		case s.timedOut():
-			return unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
-		}
-		return unreachable("robots.txt unreachable (%v); retried after %v", err, robotsRetry), nil
-	}
-	defer resp.Body.Close()
-	switch code := resp.StatusCode; {
-	case code >= 200 && code <= 299:
-		// One octet more than Parse reads, so that it can tell a cut line.
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsSize+1))
-		switch {
-		case err != nil && s.timedOut():
-			return unreachable("robots.txt not read within %v; retried after %v", c.timeout, robotsRetry), nil
-		case err != nil:
-			return unreachable("robots.txt unreadable (%v); retried after %v", err, robotsRetry), nil
-		}
-		file := robots.Parse(body)
-		delay, _ := file.CrawlDelay(c.agent)
-		return &robotsRules{file: file, crawlDelay: min(delay, c.maxCrawlDelay), size: 4 * int64(min(len(body), maxRobotsSize))}, nil
-	case code >= 300 && code <= 499 && code != http.StatusTooManyRequests:
-		// 3xx after too many redirects, 4xx: there is no robots.txt, so no rules.
-		return &robotsRules{}, nil
-	default:
-		// 5xx, and 429: the server asking to slow down, not the file's
-		// absence, which Google too treats as a server error.
-		return unreachable("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry), nil
-	}
-}
-
-func unreachable(format string, args ...any) *robotsRules {
-	return &robotsRules{unreachable: fmt.Sprintf(format, args...)}
-}
-
-// robotsSender is the base transport of one robots.txt fetch: it gives the
-// fetch's requests (the file's, and those of its redirects) left to run in
-// all, from each send to the close of its response's body, so that the
-// waits for turns between them do not count. It is safe for concurrent
-// use.
-type robotsSender struct {
-	base  http.RoundTripper
-	clock clock
-
-	mu   sync.Mutex
-	left time.Duration
-	ctx  context.Context // the last request's
-}
-
-func (s *robotsSender) RoundTrip(req *http.Request) (*http.Response, error) {
-	start := s.clock.now()
-	s.mu.Lock()
-	ctx, cancel := context.WithTimeout(req.Context(), s.left)
-	s.ctx = ctx
-	s.mu.Unlock()
-	end := func() {
-		s.mu.Lock()
-		s.left -= s.clock.now().Sub(start)
-		s.mu.Unlock()
-		cancel()
-	}
-	resp, err := s.base.RoundTrip(req.WithContext(ctx))
-	if err != nil || resp == nil || resp.Body == nil || resp.Body == http.NoBody {
-		end()
-		return resp, err
-	}
-	resp.Body = &robotsBody{ReadCloser: resp.Body, end: end}
-	return resp, nil
-}
-
-// timedOut reports whether the fetch ran out of time.
-func (s *robotsSender) timedOut() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ctx != nil && errors.Is(s.ctx.Err(), context.DeadlineExceeded)
-}
-
-// robotsBody ends its request's time when it is closed, once.
-type robotsBody struct {
-	io.ReadCloser
-	once sync.Once
-	end  func()
-}
-
-func (b *robotsBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.once.Do(b.end)
+	agent, err := robotsAgent(o.agent, userAgent)
+	o.agent = agent
 	return err
 }
 
-// robotsKey names the host whose robots.txt governs u: scheme, host and
-// port, the port made explicit.
-func robotsKey(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
+// newRobotsCache returns the robots.txt cache of t, or nil without
+// WithRobots. Its fetches go through t's pacing step (see pacer).
+func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscache.Cache {
+	if !o.on {
+		return nil
 	}
-	return u.Scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
-}
-
-// trimLocked keeps the cache within its budget: past it, it forgets the
-// entries whose rules have expired (or never came), then the least
-// recently used, until a quarter of the budget is free. Entries with a
-// fetch in flight go last: forgetting one lets the next request to its
-// host start another fetch.
-func (c *robotsCache) trimLocked(now time.Time) {
-	if c.used <= c.budget {
-		return
-	}
-	type kept struct {
-		key string
-		e   *robotsEntry
-	}
-	var rest []kept
-	for key, e := range c.hosts {
-		if e.fetch == nil && (e.rules == nil || !now.Before(e.expires)) {
-			c.forgetLocked(key, e)
-			continue
-		}
-		rest = append(rest, kept{key, e})
-	}
-	target := c.budget - c.budget/4
-	if c.used <= target {
-		return
-	}
-	slices.SortFunc(rest, func(a, b kept) int {
-		if inA, inB := a.e.fetch != nil, b.e.fetch != nil; inA != inB {
-			if inA {
-				return 1
-			}
-			return -1
-		}
-		return a.e.lastUsed.Compare(b.e.lastUsed)
+	return robotscache.New(robotscache.Config{
+		Agent:         o.agent,
+		UserAgent:     userAgent,
+		MaxCrawlDelay: o.maxCrawlDelay,
+		Base:          t.base,
+		Pace:          func(base http.RoundTripper) http.RoundTripper { return pacer{t, base} },
+		Now:           t.clock.now,
 	})
-	for _, k := range rest {
-		if c.used <= target {
-			break
-		}
-		c.forgetLocked(k.key, k.e)
-	}
 }
 
-func (c *robotsCache) forgetLocked(key string, e *robotsEntry) {
-	delete(c.hosts, key)
-	c.used -= e.size
+// checkRobots is the robots.txt step of req, which holds d: it returns an
+// error wrapping ErrDisallowed if the robots.txt of req's host forbids
+// req, and applies the file's Crawl-delay to d.
+func (t *Transport) checkRobots(req *http.Request, d *domain) error {
+	ctx := req.Context()
+	res, err := t.robots.Check(ctx, req)
+	if res.Host != "" && !d.unpaced {
+		o := limiter.Observation{Host: res.Host, CrawlDelay: res.CrawlDelay}
+		if _, err := t.limiter.Observe(ctx, d.request(), o); err != nil {
+			t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
+		}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrDisallowed):
+		d.stats.Disallowed()
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		d.stats.Canceled()
+		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err}
+	}
+	return err
 }

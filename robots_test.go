@@ -430,6 +430,33 @@ func TestRobotsFetchRefusedByThePace(t *testing.T) {
 	})
 }
 
+// TestRobotsRedirectRefusedByThePace: a robots.txt that redirects to a
+// domain whose pace refuses the hop says nothing about the file either: the
+// request fails with that refusal, and the next one fetches the file anew.
+func TestRobotsRedirectRefusedByThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &site{}
+		s.robots = func(req *http.Request) (*http.Response, error) {
+			if req.URL.Host == "example.com" {
+				resp := answer(req, http.StatusMovedPermanently)
+				resp.Header.Set("Location", "http://slow.org/robots.txt")
+				return resp, nil
+			}
+			return robotsFile(200, "")(req)
+		}
+		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithDomain("slow.org", config.Limit{MinDelay: time.Hour}),
+			polite.WithMaxWait(time.Minute), polite.WithRobots("testbot"))
+		ctx := context.Background()
+		require.NoError(t, roundTrip(t, tr, ctx, "http://slow.org/robots.txt"), "slow.org's turn is taken for an hour")
+		for range 2 {
+			err := roundTrip(t, tr, ctx, "http://example.com/page")
+			require.ErrorIs(t, err, limiter.ErrWaitTooLong)
+			assert.NotErrorIs(t, err, polite.ErrDisallowed)
+		}
+		assert.Equal(t, int64(3), s.fetches.Load(), "slow.org's, then example.com's twice: nothing was learned from the first")
+	})
+}
+
 // TestRobotsRulesAsRFC9309Says: files on which the former matcher
 // (temoto/robotstxt) went wrong, and lenient parsing, through the
 // Transport.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -54,13 +55,14 @@ type Transport struct {
 	maxWait        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
+	userAgent      string // sent with requests that carry none
 	clock          clock
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
 	domains        domainTable
 
 	maxPause time.Duration
-	robots   *robotsCache // nil unless WithRobots
+	robots   *robotscache.Cache // nil unless WithRobots
 }
 
 // NewTransport returns a Transport that sends requests through base
@@ -94,13 +96,14 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		maxWait:        o.maxWait,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
+		userAgent:      o.userAgent,
 		clock:          newClock(),
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 
 		maxPause: o.maxPause,
 	}
-	t.robots = newRobotsCache(t, o.robots)
+	t.robots = newRobotsCache(t, o.robots, o.userAgent)
 	t.domains.maxDomains = o.maxDomains
 	t.domains.newDomain = t.newDomain
 	if o.byHost {
@@ -113,6 +116,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = t.withUserAgent(req)
 	tk := ticket.From(req.Context())
 	d, err := t.acquire(req)
 	if err != nil {
@@ -121,10 +125,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if t.robots != nil {
-		if err := t.robots.check(req.Context(), req, d); err != nil {
-			if errors.Is(err, ErrDisallowed) {
-				d.stats.Disallowed()
-			}
+		if err := t.checkRobots(req, d); err != nil {
 			return nil, refuse(req, d, tk, false, err)
 		}
 	}

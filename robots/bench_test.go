@@ -44,7 +44,7 @@ var benchURIs = []string{
 // BenchmarkAllowed checks a URI against a group of 50 rules with wildcards.
 func BenchmarkAllowed(b *testing.B) {
 	r := Parse([]byte(benchRobots))
-	if n := r.find("examplebot"); len(n) != 1 || r.groups[n[0].group].hi-r.groups[n[0].group].lo != 50 {
+	if n := r.find(r.tokens, "examplebot"); len(n) != 1 || r.groups[n[0].group].hi-r.groups[n[0].group].lo != 50 {
 		b.Fatalf("the benchmark group does not have 50 rules")
 	}
 	b.ReportAllocs()

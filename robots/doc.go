@@ -36,9 +36,24 @@
 //     of the URI; "%2A" and "%24" in a rule match a literal '*' and '$' in a
 //     URI, as does a '$' that is not the last octet of a rule.
 //   - Other records (section 2.2.4): Sitemap lines anywhere in the file, and
-//     Crawl-delay lines in a group.
+//     Crawl-delay lines, which end no group.
 //   - Limits (section 2.5): at least 500 KiB of a file is parsed.
 //   - Lines end with CR, LF or CRLF, and a UTF-8 byte order mark is skipped.
+//
+// Beyond the RFC, so that a crawler never fetches what a reasonable reading
+// of a file disallows, as real files are written:
+//
+//   - Whole names: the file is also read with each User-agent line naming
+//     the crawler up to its first '/' or space ("MJ12bot", "008", which
+//     the RFC's reading takes for MJ and for no crawler), and a URI is
+//     allowed only if both readings allow it. The Crawl-delay is the
+//     longer of the two readings'.
+//   - Crawl-delay belongs to the User-agent lines just above it in its
+//     group, as CPython's, crawler-commons' and reppy's parsers read it:
+//     in "User-agent: one", "Crawl-delay: 1", "User-agent: two",
+//     "Crawl-delay: 2", two gets 2 seconds. A Crawl-delay before the first
+//     User-agent line applies to every crawler, and the longer wins where
+//     its group gives another.
 //
 // And for safety against hostile files and URIs: the dot segments of a
 // URI's path ("/a/../b", "/a/%2e%2e/b") are removed before matching, as RFC
@@ -72,5 +87,6 @@
 // Beyond its tests, Google's parser also reads any key that starts with a
 // known one ("disallowed", "user-agents") as that key, where here only the
 // keys themselves and the listed misspellings count; it does not remove dot
-// segments, nor decode escapes in a query; and it ignores Crawl-delay.
+// segments, nor decode escapes in a query; it does not read lines by whole
+// name; and it ignores Crawl-delay.
 package robots

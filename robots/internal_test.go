@@ -115,7 +115,8 @@ func size(r *Robots) int {
 	n := int(unsafe.Sizeof(*r)) + len(r.text)
 	n += cap(r.rules) * int(unsafe.Sizeof(rule{}))
 	n += cap(r.groups) * int(unsafe.Sizeof(group{}))
-	n += cap(r.agents) * int(unsafe.Sizeof(member{}))
+	n += (cap(r.tokens) + cap(r.names)) * int(unsafe.Sizeof(member{}))
+	n += cap(r.delays) * int(unsafe.Sizeof(time.Duration(0)))
 	n += cap(r.sitemaps) * int(unsafe.Sizeof(""))
 	return n
 }
@@ -278,15 +279,21 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-// refAllowed is Allowed without its shortcuts: every rule of the agent's
-// groups is tried with refMatch, and the longest match decides.
+// refAllowed is Allowed without its shortcuts: in each reading, every rule
+// of the agent's groups is tried with refMatch, and the longest match
+// decides; both readings must allow.
 func refAllowed(r *Robots, agent, uri string) bool {
 	path := pathOf(uri)
 	if path == "/robots.txt" {
 		return true
 	}
+	tokens, names := r.readings(agent)
+	return refAllowedBy(r, tokens, path) && refAllowedBy(r, names, path)
+}
+
+func refAllowedBy(r *Robots, members []member, path string) bool {
 	best, allow := -1, true
-	for _, m := range r.lookup(agent) {
+	for _, m := range members {
 		g := r.groups[m.group]
 		for _, x := range r.rules[g.lo:g.hi] {
 			if refMatch(r.text[x.off:x.off+x.n], path) &&

@@ -20,11 +20,14 @@ const maxBody = 500 << 10
 // made and is safe for concurrent use. A nil *Robots, like the zero value,
 // allows everything.
 type Robots struct {
-	text     string   // every rule's pattern, product token (lower case) and Sitemap, back to back
-	rules    []rule   // the rules of group g are rules[groups[g].lo:groups[g].hi]
-	groups   []group  // in file order
-	agents   []member // sorted by the length of the token, the token, then group
-	sitemaps []string // in text
+	text     string          // every rule's pattern, User-agent name (lower case) and Sitemap, back to back
+	rules    []rule          // the rules of group g are rules[groups[g].lo:groups[g].hi]
+	groups   []group         // in file order
+	tokens   []member        // the User-agent lines read as RFC 9309 reads them (see userAgent)
+	names    []member        // the same lines read by their whole names
+	delays   []time.Duration // the Crawl-delays that apply, in file order
+	delay    uint32          // delays[delay-1] is a Crawl-delay before any User-agent line, for every crawler; 0 if none
+	sitemaps []string        // in text
 }
 
 // rule is one Allow or Disallow line: text[off:off+n] is its path pattern
@@ -53,18 +56,17 @@ func newRule(off int, pat []byte, allow bool) rule {
 
 // group is one group of the file: one or more User-agent lines and the
 // rules that follow them.
-type group struct {
-	lo, hi uint32
-	delay  time.Duration // the group's first valid Crawl-delay; -1 if none
-}
+type group struct{ lo, hi uint32 }
 
 // span is where a Sitemap value is in the parser's buffer.
 type span struct{ off, n uint32 }
 
-// member says that the product token text[off:off+n] ("*" for the
-// catch-all) names group.
+// member says that the name text[off:off+n] ("*" for the catch-all) names
+// group, and that delays[delay-1] is its Crawl-delay (none if delay is 0).
+// The members of a list are sorted by the length of the name, the name,
+// then group.
 type member struct {
-	off, n, group uint32
+	off, n, group, delay uint32
 }
 
 // Parse parses a robots.txt body. It never fails: as RFC 9309 section 2.3.1.5
@@ -81,12 +83,17 @@ type member struct {
 // "dissallow", "dissalow", "disalow", "diasllow", "disallaw", "site-map",
 // and "crawldelay", "crawl delay"), and a missing colon is forgiven when the
 // line holds exactly two words ("disallow /"). Other keys are ignored.
+//
 // Only Allow and Disallow lines end the User-agent lines of a group:
 // Sitemap and Crawl-delay, like unknown lines, are "other records" that
 // RFC 9309 section 2.2.4 forbids to end a group (so in "User-agent: a",
 // "Crawl-delay: 1", "User-agent: b", "Disallow: /x", a and b share the
-// group, its Crawl-delay and its rule). A Crawl-delay line counts in the
-// group it stands in; before the first User-agent line, it is ignored.
+// group and its rule). A Crawl-delay, though, belongs to the User-agent
+// lines just above it: those of its group since the group's previous
+// Crawl-delay (in that file, a gets 1 second and b none), as CPython's,
+// crawler-commons' and reppy's parsers read it. A Crawl-delay before the
+// first User-agent line applies to every crawler. Crawl-delay lines whose
+// value cannot be read are skipped.
 func Parse(body []byte) *Robots {
 	if len(body) > maxBody {
 		body = body[:maxBody]
@@ -110,15 +117,21 @@ func Parse(body []byte) *Robots {
 	return p.finish()
 }
 
-// parser builds a Robots line by line. Until finish, the offsets in rules
-// and agents point into buf.
+// parser builds a Robots line by line. Until finish, the offsets in rules,
+// tokens and names point into buf.
 type parser struct {
 	buf      []byte
 	rules    []rule
 	groups   []group
-	agents   []member
+	tokens   []member
+	names    []member
+	delays   []time.Duration
+	delay    uint32 // Robots.delay
 	sitemaps []span
 	inAgents bool // the last group line was a User-agent: another one joins its group
+	// The members from tokens[undelayed[0]:] and names[undelayed[1]:] are
+	// those of the current group above no Crawl-delay yet.
+	undelayed [2]int
 }
 
 type key int
@@ -184,8 +197,8 @@ func (p *parser) line(l []byte) {
 	case disallowKey:
 		p.rule(v, false)
 	case crawlDelayKey:
-		if d, ok := parseDelay(v); ok && len(p.groups) > 0 && p.groups[len(p.groups)-1].delay < 0 {
-			p.groups[len(p.groups)-1].delay = d
+		if d, ok := parseDelay(v); ok {
+			p.crawlDelay(d)
 		}
 	case sitemapKey:
 		if len(v) > 0 {
@@ -196,35 +209,87 @@ func (p *parser) line(l []byte) {
 }
 
 // userAgent reads the value of a User-agent line: "*" (or "*" and more
-// words) names every crawler without a group of its own; otherwise the
-// product token is the leading run of letters, '-' and '_' (so "FooBot/1.2"
-// and "FooBot Images" name FooBot), and a value with none names no crawler.
+// words) names every crawler without a group of its own. Otherwise the
+// line is read two ways. As RFC 9309 reads it, the product token is the
+// leading run of letters, '-' and '_' (so "FooBot/1.2" and "FooBot Images"
+// name FooBot, and "MJ12bot" MJ), and a value with none names no crawler.
+// By its whole name, the crawler is the value up to the first '/' or space
+// ("MJ12bot", "008").
 func (p *parser) userAgent(v []byte) {
 	if !p.inAgents || len(p.groups) == 0 {
 		n := uint32(len(p.rules))
-		p.groups = append(p.groups, group{lo: n, hi: n, delay: -1})
+		p.groups = append(p.groups, group{lo: n, hi: n})
 		p.inAgents = true
+		p.undelayed = [2]int{len(p.tokens), len(p.names)}
 	}
 	g := uint32(len(p.groups) - 1)
-	n := 0
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || strings.IndexByte(space, v[1]) >= 0) {
-		n = 1
-	} else {
-		for n < len(v) && isTokenChar(v[n]) {
-			n++
-		}
-	}
-	if n == 0 {
+		v = v[:1]
+		p.tokens = p.member(p.tokens, v, g)
+		p.names = p.member(p.names, v, g)
 		return
 	}
+	p.tokens = p.member(p.tokens, v[:productToken(v)], g)
+	p.names = p.member(p.names, v[:wholeName(v)], g)
+}
+
+// member appends to list, and returns, the member for the name v of group
+// g, in lower case; an empty v names no crawler.
+func (p *parser) member(list []member, v []byte, g uint32) []member {
+	if len(v) == 0 {
+		return list
+	}
 	off := len(p.buf)
-	for _, c := range v[:n] {
+	for _, c := range v {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		p.buf = append(p.buf, c)
 	}
-	p.agents = append(p.agents, member{off: uint32(off), n: uint32(n), group: g})
+	return append(list, member{off: uint32(off), n: uint32(len(v)), group: g})
+}
+
+// crawlDelay gives d to the members above it in their group that have no
+// Crawl-delay yet, or to every crawler before the first group.
+func (p *parser) crawlDelay(d time.Duration) {
+	switch {
+	case len(p.groups) == 0:
+		if p.delay == 0 {
+			p.delays = append(p.delays, d)
+			p.delay = uint32(len(p.delays))
+		}
+		return
+	case p.undelayed == [2]int{len(p.tokens), len(p.names)}:
+		return // no User-agent line since the group's last Crawl-delay
+	}
+	p.delays = append(p.delays, d)
+	for _, ms := range [][]member{p.tokens[p.undelayed[0]:], p.names[p.undelayed[1]:]} {
+		for i := range ms {
+			ms[i].delay = uint32(len(p.delays))
+		}
+	}
+	p.undelayed = [2]int{len(p.tokens), len(p.names)}
+}
+
+// productToken returns the length of the product token at the start of s,
+// as RFC 9309 section 2.2.1 reads it: its leading run of letters, '-' and
+// '_'.
+func productToken(s []byte) int {
+	n := 0
+	for n < len(s) && isTokenChar(s[n]) {
+		n++
+	}
+	return n
+}
+
+// wholeName returns the length of the name at the start of s: up to its
+// first '/' or space.
+func wholeName(s []byte) int {
+	n := 0
+	for n < len(s) && s[n] != '/' && strings.IndexByte(space, s[n]) < 0 {
+		n++
+	}
+	return n
 }
 
 // isTokenChar reports whether c may be part of a product token (RFC 9309
@@ -311,29 +376,9 @@ func (p *parser) finish() *Robots {
 	}
 	r.rules = slices.Clip(r.rules) // duplicates dropped: at most a few unused entries
 
-	token := func(m member) []byte { return p.buf[m.off : m.off+m.n] }
-	slices.SortFunc(p.agents, func(a, b member) int {
-		if c := cmp.Compare(a.n, b.n); c != 0 {
-			return c
-		}
-		if c := bytes.Compare(token(a), token(b)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.group, b.group)
-	})
-	r.agents = make([]member, 0, len(p.agents))
-	for i, m := range p.agents {
-		switch {
-		case i > 0 && bytes.Equal(token(m), token(p.agents[i-1])):
-			last := r.agents[len(r.agents)-1]
-			if last.group != m.group {
-				r.agents = append(r.agents, member{off: last.off, n: last.n, group: m.group})
-			}
-		default:
-			r.agents = append(r.agents, member{off: uint32(len(text)), n: m.n, group: m.group})
-			text = append(text, token(m)...)
-		}
-	}
+	r.tokens, text = p.finishMembers(p.tokens, text)
+	r.names, text = p.finishMembers(p.names, text)
+	r.delays, r.delay = slices.Clip(p.delays), p.delay
 	for _, sm := range p.sitemaps {
 		text = append(text, p.buf[sm.off:sm.off+sm.n]...)
 	}
@@ -350,36 +395,69 @@ func (p *parser) finish() *Robots {
 	return r
 }
 
-// lookup returns the members of r.agents whose token is agent, read
-// without regard to case, or if there are none those whose token is "*".
-func (r *Robots) lookup(agent string) []member {
-	if ms := r.find(agent); len(ms) > 0 {
-		return ms
+// finishMembers sorts ms, merges the members that name the same group by
+// the same name (keeping the first Crawl-delay in file order), and copies
+// the names to the end of text, which it returns with the members kept.
+func (p *parser) finishMembers(ms []member, text []byte) ([]member, []byte) {
+	name := func(m member) []byte { return p.buf[m.off : m.off+m.n] }
+	slices.SortStableFunc(ms, func(a, b member) int {
+		if c := cmp.Compare(a.n, b.n); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(name(a), name(b)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.group, b.group)
+	})
+	kept := make([]member, 0, len(ms))
+	for i, m := range ms {
+		if i == 0 || !bytes.Equal(name(m), name(ms[i-1])) {
+			kept = append(kept, member{off: uint32(len(text)), n: m.n, group: m.group, delay: m.delay})
+			text = append(text, name(m)...)
+			continue
+		}
+		last := &kept[len(kept)-1]
+		switch {
+		case last.group != m.group:
+			kept = append(kept, member{off: last.off, n: last.n, group: m.group, delay: m.delay})
+		case last.delay == 0:
+			last.delay = m.delay
+		}
 	}
-	return r.find("*")
+	return slices.Clip(kept), text
 }
 
-// find returns the members of r.agents whose token is name, read as if in
-// lower case. It does not allocate.
-func (r *Robots) find(name string) []member {
-	lo, hi := 0, len(r.agents)
+// lookup returns the members of list whose name is name, read without
+// regard to case, or if there are none those whose name is "*".
+func (r *Robots) lookup(list []member, name string) []member {
+	if ms := r.find(list, name); len(ms) > 0 {
+		return ms
+	}
+	return r.find(list, "*")
+}
+
+// find returns the members of list whose name is name, read as if in lower
+// case. It does not allocate.
+func (r *Robots) find(list []member, name string) []member {
+	lo, hi := 0, len(list)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if r.compare(r.agents[m], name) < 0 {
+		if r.compare(list[m], name) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
 	hi = lo
-	for hi < len(r.agents) && r.compare(r.agents[hi], name) == 0 {
+	for hi < len(list) && r.compare(list[hi], name) == 0 {
 		hi++
 	}
-	return r.agents[lo:hi]
+	return list[lo:hi]
 }
 
-// compare compares the token of m with name, read as if in lower case, in
-// the order of r.agents: by length first, so that most compare no octet.
+// compare compares the name of m with name, read as if in lower case, in
+// the order of a list of members: by length first, so that most compare no
+// octet.
 func (r *Robots) compare(m member, name string) int {
 	if int(m.n) != len(name) {
 		return cmp.Compare(int(m.n), len(name))
@@ -397,10 +475,35 @@ func (r *Robots) compare(m member, name string) int {
 	return 0
 }
 
+// readings returns the members that apply to agent in each reading of the
+// file: by product token, as RFC 9309 reads the User-agent lines, and by
+// whole name, each falling back to the members of "*". They are the same
+// members (the same groups) unless agent or a line holds characters other
+// than letters, '-' and '_'.
+func (r *Robots) readings(agent string) (tokens, names []member) {
+	return r.lookup(r.tokens, agent), r.lookup(r.names, agent)
+}
+
+// sameGroups reports whether a and b, members of one name each, name the
+// same groups.
+func sameGroups(a, b []member) bool {
+	return slices.EqualFunc(a, b, func(x, y member) bool { return x.group == y.group })
+}
+
 // Allowed reports whether the crawler whose product token is agent may
-// fetch uri. agent is matched whole and without regard to case against the
-// product tokens of the file's User-agent lines; if none is agent, the
-// group of "*" applies, and if there is none either, every URI is allowed.
+// fetch uri. The file is read two ways, and uri is allowed only if both
+// allow it. As RFC 9309 (and Google's parser) reads it, agent is matched
+// whole and without regard to case against the product token of each
+// User-agent line: its leading run of letters, '-' and '_'. By whole
+// name, agent is matched so against the name of each line, up to its
+// first '/' or space. So "008" obeys the group of "User-agent: 008" (which
+// names no crawler as RFC 9309 reads it), and "MJ12bot" obeys both the
+// group of "User-agent: MJ12bot" and the group that applies to it in the
+// RFC's reading, which cannot name it: the group of "*". In each reading,
+// if no line names agent, the group of "*" applies, and if there is none
+// either, every URI is allowed. For an agent of letters, '-' and '_' alone,
+// the two readings differ only on lines such as "User-agent: MJ12bot",
+// which the RFC's reading takes for MJ.
 //
 // uri is the request target an HTTP client sends ("/a/b?c=d"), or a whole
 // URL ("https://example.com/a/b?c=d"), of which the path and query are used
@@ -424,8 +527,19 @@ func (r *Robots) allowed(agent, uri string, steps *int) bool {
 	if r == nil || path == "/robots.txt" {
 		return true
 	}
+	tokens, names := r.readings(agent)
+	allow := r.allowedBy(tokens, path, set, steps)
+	if allow && !sameGroups(tokens, names) {
+		allow = r.allowedBy(names, path, set, steps)
+	}
+	return allow
+}
+
+// allowedBy reports whether the groups of members allow path, whose
+// byteSet is set.
+func (r *Robots) allowedBy(members []member, path string, set uint64, steps *int) bool {
 	best, allow := -1, true
-	for _, m := range r.lookup(agent) {
+	for _, m := range members {
 		g := r.groups[m.group]
 		rules := r.rules[g.lo:g.hi]
 		for i := range rules {
@@ -453,21 +567,42 @@ func (r *Robots) allowed(agent, uri string, steps *int) bool {
 	return allow
 }
 
-// CrawlDelay returns the Crawl-delay that the group of agent (chosen as
-// Allowed chooses it) asks for, and whether it asks for one. The value is
-// in seconds, with a fraction if any ("0.5"); one too large for a
-// time.Duration gives the largest, and a negative or malformed one is
-// ignored. If the groups of agent give more than one, the first counts.
+// CrawlDelay returns the Crawl-delay that the file asks of agent, and
+// whether it asks for one: the longest of the one its groups give it in
+// each reading (chosen as Allowed chooses them) and of one before the first
+// User-agent line, which applies to every crawler. A Crawl-delay belongs to
+// the User-agent lines just above it (see Parse); if the lines that name
+// agent in one reading give more than one, the first in the file counts.
+// The value is in seconds, with a fraction if any ("0.5"); one too large
+// for a time.Duration gives the largest, and a negative or malformed one
+// is ignored.
 func (r *Robots) CrawlDelay(agent string) (time.Duration, bool) {
 	if r == nil {
 		return 0, false
 	}
-	for _, m := range r.lookup(agent) {
-		if d := r.groups[m.group].delay; d >= 0 {
-			return d, true
+	tokens, names := r.readings(agent)
+	d := max(r.delayAt(r.delay), r.delayAt(firstDelay(tokens)), r.delayAt(firstDelay(names)))
+	return max(d, 0), d >= 0
+}
+
+// firstDelay returns the first Crawl-delay in the file that one of members
+// has, as an index into delays plus one; 0 if none has one.
+func firstDelay(members []member) uint32 {
+	first := uint32(0)
+	for _, m := range members {
+		if m.delay != 0 && (first == 0 || m.delay < first) {
+			first = m.delay
 		}
 	}
-	return 0, false
+	return first
+}
+
+// delayAt returns delays[i-1], or -1 if i is 0.
+func (r *Robots) delayAt(i uint32) time.Duration {
+	if i == 0 {
+		return -1
+	}
+	return r.delays[i-1]
 }
 
 // Sitemaps returns the values of the file's Sitemap lines, in file order,

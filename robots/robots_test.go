@@ -133,15 +133,16 @@ func TestCrawlDelayGroups(t *testing.T) {
 		assert.Equal(t, tt.ok, ok, tt.agent)
 		assert.Equal(t, tt.want, d, tt.agent)
 	}
-	_, ok := robots.Parse([]byte("Crawl-delay: 5\nUser-agent: *\nDisallow: /\n")).CrawlDelay("a")
-	assert.False(t, ok, "a Crawl-delay before any group is ignored")
+	d, ok := robots.Parse([]byte("Crawl-delay: 5\nUser-agent: *\nDisallow: /\n")).CrawlDelay("a")
+	assert.True(t, ok, "a Crawl-delay before any group applies to every crawler")
+	assert.Equal(t, 5*time.Second, d)
 
 	// Like Sitemap, Crawl-delay is one of RFC 9309's other records, which
-	// end no group (section 2.2.4): the two User-agent lines are one group.
+	// end no group (section 2.2.4): the two User-agent lines are one group
+	// for the rules, but the Crawl-delay belongs to "*" alone.
 	r = robots.Parse([]byte("User-agent: *\nCrawl-delay: 10\n\nUser-agent: b\nDisallow: /x\n"))
-	d, ok := r.CrawlDelay("b")
-	assert.True(t, ok)
-	assert.Equal(t, 10*time.Second, d)
+	_, ok = r.CrawlDelay("b")
+	assert.False(t, ok)
 	assert.False(t, r.Allowed("other", "/x"))
 }
 

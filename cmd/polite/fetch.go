@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
@@ -34,24 +36,28 @@ Exit status: 0 when every URL got a response, whatever its status; 1 when
 some did not (a bad URL, a network error, a timeout); 2 for bad usage or a
 bad configuration.`
 
-// defaultUserAgent is the User-Agent header polite fetch sends.
-const defaultUserAgent = "polite-fetch (+https://github.com/polite-go/polite)"
+// defaultUserAgent is the User-Agent header polite fetch sends without
+// -user-agent, -robots or -contact: the program's name, and no contact,
+// which only the operator can give.
+const defaultUserAgent = "polite-fetch"
 
 // fetchFlags are polite fetch's flags.
 type fetchFlags struct {
-	config      string
-	rate        float64
-	burst       int
-	concurrency int
-	json        bool
-	out         string
-	timeout     time.Duration
-	metrics     string
-	redis       string
-	state       string
-	robots      string
-	verbose     bool
-	set         map[string]bool // the flags given on the command line
+	config        string
+	rate          float64
+	burst         int
+	concurrency   int
+	json          bool
+	out           string
+	timeout       time.Duration
+	metrics       string
+	redis         string
+	state         string
+	robots        string
+	userAgentFlag string
+	contact       string
+	verbose       bool
+	set           map[string]bool // the flags given on the command line
 }
 
 func (f *fetchFlags) register(fs *flag.FlagSet) {
@@ -65,7 +71,9 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
 	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (committed about every second and at the end; one process at a time; move it away to start afresh)")
-	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and send it as the User-Agent")
+	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and name it in the default User-Agent")
+	fs.StringVar(&f.userAgentFlag, "user-agent", "", "send `string` as the User-Agent of every request and robots.txt fetch, such as \"mybot/1.0 (+https://example.com/bot)\" (default: the -robots agent, else polite-fetch, followed by the -contact URL if given)")
+	fs.StringVar(&f.contact, "contact", "", "`URL` where site operators can reach you about the crawl (https://… or mailto:…), named in the default User-Agent")
 	fs.BoolVar(&f.verbose, "v", false, "log each wait and the limits in force to stderr (turns the live bar off)")
 }
 
@@ -84,9 +92,39 @@ func (f *fetchFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-timeout: must not be negative, got %v", f.timeout)
 	case f.set["state"] && f.set["redis"]:
 		return errors.New("-state: not with -redis, which keeps the pace in Redis")
-	case f.set["robots"]:
+	case f.set["user-agent"] && f.set["contact"]:
+		return errors.New("-contact: not with -user-agent, which names the contact itself")
+	case f.set["user-agent"] && (f.userAgentFlag == "" || !httpguts.ValidHeaderFieldValue(f.userAgentFlag)):
+		return fmt.Errorf("-user-agent: %q is not a User-Agent: want one line of text, such as \"mybot/1.0 (+https://example.com/bot)\"", f.userAgentFlag)
+	case f.set["contact"]:
+		if err := checkContact(f.contact); err != nil {
+			return fmt.Errorf("-contact: %w", err)
+		}
+	}
+	if f.set["robots"] {
 		if err := checkAgent(f.robots); err != nil {
 			return fmt.Errorf("-robots: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkContact checks a -contact URL: an absolute http, https or mailto
+// URL, of printable ASCII without spaces or parentheses, so that it reads
+// as one comment in a User-Agent header.
+func checkContact(contact string) error {
+	u, err := url.Parse(contact)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL", contact)
+	case u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "mailto":
+		return fmt.Errorf("%q: want an https://, http:// or mailto: URL", contact)
+	case u.Scheme != "mailto" && u.Host == "":
+		return fmt.Errorf("%q has no host", contact)
+	}
+	for i := range len(contact) {
+		if c := contact[i]; c <= ' ' || c > '~' || c == '(' || c == ')' {
+			return fmt.Errorf("%q has %q at byte %d: want printable ASCII without spaces or parentheses", contact, c, i)
 		}
 	}
 	return nil
@@ -128,6 +166,7 @@ func checkAgent(agent string) error {
 // -robots. The limiter is added apart (see sharedLimiter).
 func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]polite.Option, error) {
 	var opts []polite.Option
+	opts = append(opts, polite.WithUserAgent(f.userAgent()))
 	if f.robots != "" {
 		opts = append(opts, polite.WithRobots(f.robots))
 	}
@@ -308,13 +347,21 @@ func (p *fetchPlan) transport(logger *slog.Logger, extra ...polite.Option) (*pol
 	return polite.NewTransport(base, append(opts, extra...)...)
 }
 
-// userAgent is the User-Agent header to send: the robots agent, if any,
-// names the crawler.
+// userAgent is the User-Agent header to send: -user-agent, or else the
+// crawler's name (the robots agent, if any) followed by the operator's
+// -contact, if given.
 func (f *fetchFlags) userAgent() string {
-	if f.robots != "" {
-		return f.robots + " (polite-fetch; +https://github.com/polite-go/polite)"
+	if f.userAgentFlag != "" {
+		return f.userAgentFlag
 	}
-	return defaultUserAgent
+	name := defaultUserAgent
+	if f.robots != "" {
+		name = f.robots
+	}
+	if f.contact != "" {
+		return name + " (+" + f.contact + ")"
+	}
+	return name
 }
 
 // report writes the per-domain stats to stdout: a table, or JSON.

@@ -28,7 +28,7 @@ func TestFetchRobots(t *testing.T) {
 	assert.Equal(t, []string{"127.0.0.1", "2"}, row[:2], "robots.txt and /public were sent")
 	assert.Equal(t, "1", row[6], "the disallowed page is an error in the table")
 	for _, agent := range s.userAgents() {
-		assert.True(t, strings.HasPrefix(agent, "testbot "), "User-Agent %q names the agent", agent)
+		assert.Equal(t, "testbot", agent, "the User-Agent names the agent, robots.txt's fetch included")
 	}
 
 	o = runPolite(t, "", "fetch", "-rate", "100", "-burst", "10", "-robots", "otherbot", s.URL+"/private/page")
@@ -98,4 +98,35 @@ func freeAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// TestFetchUserAgent checks the User-Agent that every request and
+// robots.txt fetch carries: never the polite project as the crawler's
+// owner, the operator's contact when given.
+func TestFetchUserAgent(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"default", nil, "polite-fetch"},
+		{"contact", []string{"-contact", "https://example.com/bot"}, "polite-fetch (+https://example.com/bot)"},
+		{"robots and contact", []string{"-robots", "testbot", "-contact", "mailto:ops@example.com"}, "testbot (+mailto:ops@example.com)"},
+		{"user agent", []string{"-user-agent", "ExampleBot/2.1 (+https://example.com/bot)"}, "ExampleBot/2.1 (+https://example.com/bot)"},
+		{"user agent and robots", []string{"-user-agent", "ExampleBot/2.1 (+https://example.com/bot)", "-robots", "ExampleBot"}, "ExampleBot/2.1 (+https://example.com/bot)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startSite(t, &site{robots: "User-agent: *\nAllow: /\n"})
+			args := append([]string{"fetch", "-rate", "100", "-burst", "10"}, tt.args...)
+			o := runPolite(t, "", append(args, s.URL+"/a", s.URL+"/b")...)
+			require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+			agents := s.userAgents()
+			require.NotEmpty(t, agents)
+			for _, agent := range agents {
+				assert.Equal(t, tt.want, agent)
+				assert.NotContains(t, agent, "github.com/polite-go")
+			}
+		})
+	}
 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package polite
+package robotscache
 
 // raceEnabled tells tests that the race detector slows them down.
 const raceEnabled = true

@@ -1,4 +1,4 @@
-package polite
+package robotscache
 
 import (
 	"context"
@@ -15,9 +15,22 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/polite-go/polite/config"
 )
+
+// defaultMaxCrawlDelay is the Transport's default cap of a Crawl-delay.
+const defaultMaxCrawlDelay = 30 * time.Second
+
+// newCache returns a Cache that fetches from base directly, with no
+// pacing, as the agent testbot.
+func newCache(base http.RoundTripper) *Cache {
+	return New(Config{
+		Agent:         "testbot",
+		MaxCrawlDelay: defaultMaxCrawlDelay,
+		Base:          base,
+		Pace:          func(base http.RoundTripper) http.RoundTripper { return base },
+		Now:           time.Now,
+	})
+}
 
 func TestRobotsKey(t *testing.T) {
 	tests := map[string]string{
@@ -33,10 +46,6 @@ func TestRobotsKey(t *testing.T) {
 		assert.Equal(t, want, robotsKey(u), raw)
 	}
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // robotsServer answers every robots.txt with body and every other request
 // with 200, and counts the robots.txt fetches per host.
@@ -72,7 +81,7 @@ func wildcardFile(n int) string {
 // checkBudget checks the cache's accounting: used is the sum of its
 // entries' sizes, each the entry's own plus four bytes per byte of its
 // file, and within the budget.
-func checkBudget(t *testing.T, c *robotsCache) {
+func checkBudget(t *testing.T, c *Cache) {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -89,14 +98,12 @@ func checkBudget(t *testing.T, c *robotsCache) {
 	require.LessOrEqual(t, c.used, c.budget, "the cache keeps its budget")
 }
 
-func getStatus(t testing.TB, tr *Transport, rawURL string) error {
+// check checks a GET of rawURL against c.
+func check(t testing.TB, c *Cache, rawURL string) error {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, rawURL, nil)
 	require.NoError(t, err)
-	resp, err := tr.RoundTrip(req)
-	if err == nil {
-		resp.Body.Close()
-	}
+	_, err = c.Check(context.Background(), req)
 	return err
 }
 
@@ -110,14 +117,12 @@ func TestRobotsCacheKeepsItsBudget(t *testing.T) {
 		hosts = 100
 	}
 	s := &robotsServer{body: wildcardFile(maxRobotsSize)}
-	tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
-	require.NoError(t, err)
-	c := tr.robots
+	c := newCache(s)
 	require.Equal(t, int64(16<<20), c.budget)
 	for i := range hosts {
 		host := fmt.Sprintf("http://h%d.example", i)
-		require.ErrorIs(t, getStatus(t, tr, host+"/a0b"), ErrDisallowed, host)
-		require.NoError(t, getStatus(t, tr, host+"/page"), host)
+		require.ErrorIs(t, check(t, c, host+"/a0b"), ErrDisallowed, host)
+		require.NoError(t, check(t, c, host+"/page"), host)
 		checkBudget(t, c)
 	}
 	assert.Equal(t, int64(hosts), s.total.Load(), "one fetch per host: the second request found the file cached")
@@ -131,13 +136,12 @@ func TestRobotsCacheKeepsItsBudget(t *testing.T) {
 // the budget is still parsed and obeyed; it is not kept.
 func TestRobotsFileLargerThanTheBudget(t *testing.T) {
 	s := &robotsServer{body: wildcardFile(maxRobotsSize)}
-	tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
-	require.NoError(t, err)
-	tr.robots.budget = 1 << 20
+	c := newCache(s)
+	c.budget = 1 << 20
 	for range 2 {
-		require.ErrorIs(t, getStatus(t, tr, "http://example.com/a0b"), ErrDisallowed)
-		require.NoError(t, getStatus(t, tr, "http://example.com/page"))
-		checkBudget(t, tr.robots)
+		require.ErrorIs(t, check(t, c, "http://example.com/a0b"), ErrDisallowed)
+		require.NoError(t, check(t, c, "http://example.com/page"))
+		checkBudget(t, c)
 	}
 	assert.Equal(t, int64(4), s.total.Load(), "fetched for every request, as it cannot be kept")
 }
@@ -153,12 +157,10 @@ func TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed(t *testing.T) {
 		for _, h := range hosts {
 			s.fetches[h] = new(atomic.Int64)
 		}
-		tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
-		require.NoError(t, err)
-		c := tr.robots
+		c := newCache(s)
 		entry := int64(robotsEntrySize + 4*len(s.body))
 		c.budget = 5 * entry
-		visit := func(i int) { require.NoError(t, getStatus(t, tr, "http://"+hosts[i]+"/page")) }
+		visit := func(i int) { require.NoError(t, check(t, c, "http://"+hosts[i]+"/page")) }
 
 		visit(0)
 		time.Sleep(23 * time.Hour)
@@ -189,13 +191,13 @@ func TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed(t *testing.T) {
 	})
 }
 
-// BenchmarkRobotsCheck is the cost the robots.txt step adds to a request
-// whose host's file is cached: finding the entry, telling the limiter its
-// Crawl-delay, and matching the URI, against a file of 50 rules with
+// BenchmarkCheck is the cost the robots.txt step adds to a request whose
+// host's file is cached, but for telling the limiter its Crawl-delay:
+// finding the entry and matching the URI, against a file of 50 rules with
 // wildcards and against a hostile 500 KiB file of wildcard rules (with an
 // ordinary URI, and with one of 238 octets made to match every rule's
 // wildcards as far as they go).
-func BenchmarkRobotsCheck(b *testing.B) {
+func BenchmarkCheck(b *testing.B) {
 	var realistic strings.Builder
 	realistic.WriteString("User-agent: *\nCrawl-delay: 1\n")
 	for _, s := range []string{"shop", "blog", "news", "user", "wiki"} {
@@ -215,21 +217,15 @@ func BenchmarkRobotsCheck(b *testing.B) {
 		{"hostile_500KiB_worst_URI", wildcardFile(maxRobotsSize), worst},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := &robotsServer{body: bc.body}
-			tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
-			require.NoError(b, err)
-			require.NoError(b, getStatus(b, tr, "http://example.com/")) // the file is fetched
+			c := newCache(&robotsServer{body: bc.body})
 			req, err := http.NewRequest(http.MethodGet, "http://example.com"+bc.uri, nil)
 			require.NoError(b, err)
-			d, err := tr.acquire(req)
-			require.NoError(b, err)
-			defer d.release()
 			ctx := context.Background()
-			want := tr.robots.check(ctx, req, d)
+			_, want := c.Check(ctx, req) // the file is fetched
 			require.True(b, want == nil || errors.Is(want, ErrDisallowed), want)
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := tr.robots.check(ctx, req, d); (err == nil) != (want == nil) {
+				if _, err := c.Check(ctx, req); (err == nil) != (want == nil) {
 					b.Fatal(err)
 				}
 			}
@@ -237,18 +233,16 @@ func BenchmarkRobotsCheck(b *testing.B) {
 	}
 }
 
-// FuzzRobotsCheck serves any file and checks any URI against it through
-// the robots.txt step: no panic, and a Crawl-delay between zero and the cap.
-func FuzzRobotsCheck(f *testing.F) {
+// FuzzCheck serves any file and checks any URI against it: no panic, and
+// a Crawl-delay between zero and the cap.
+func FuzzCheck(f *testing.F) {
 	f.Add("User-agent: *\nDisallow: /a\nCrawl-delay: 2\n", "/a")
 	f.Add("Disallow: /a\nUser-agent: testbot\nAllow: /a/b$\nCrawl-delay: x\n", "/a/b")
 	f.Add("user-agent:*\ndisallow:/*?*\ncrawl-delay: 1e300\n", "/q?x=1")
 	f.Add("User-agent: *\nCrawl-delay: 99999999999\nDisallow: /private\n", "/public/%2e%2e/private/x")
 	f.Fuzz(func(t *testing.T, body, uri string) {
-		s := &robotsServer{body: body}
-		tr, err := NewTransport(s, WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1000}), WithRobots("testbot"))
-		require.NoError(t, err)
-		rules, err := tr.robots.fetch("http://example.com/robots.txt", "")
+		c := newCache(&robotsServer{body: body})
+		rules, err := c.fetch("http://example.com/robots.txt", "")
 		require.NoError(t, err)
 		require.Empty(t, rules.unreachable)
 		assert.GreaterOrEqual(t, rules.crawlDelay, time.Duration(0))
