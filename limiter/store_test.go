@@ -115,7 +115,7 @@ func TestChangesReachTheFileOnTheirOwn(t *testing.T) {
 	require.Eventually(t, func() bool { return stored(t, m, "a.com") }, gap, 10*time.Millisecond)
 
 	time.Sleep(time.Until(reserved.Add(gap + 100*time.Millisecond))) // a.com recovers
-	for i := range 2000 {                                            // new keys make the Memory drop those that recovered
+	for i := range 5000 {                                            // new keys make the Memory drop those that recovered
 		m.Reserve(context.Background(), Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &Rule{Rate: 1}})
 	}
 	require.NoError(t, m.Commit())
