@@ -48,7 +48,8 @@ var slowRule = limiter.Rule{Rate: 0.001, Burst: 1}
 // commits, over and over, saying "committed N" after round N; "hold"
 // keeps the state open, saying "ready"; "full" commits under a file size
 // limit of 64 KB and says what the commit and Close returned; "tiny" says
-// what Persist returned under a limit of 8 KB, too small for a new store.
+// what Persist returned under a limit of 8 KB, too small for a new store;
+// "reopen" measures a reopen for TestStateScale.
 func runChild(mode, path string) error {
 	if mode == "full" || mode == "tiny" {
 		size := uint64(64 << 10)
@@ -59,6 +60,9 @@ func runChild(mode, path string) error {
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
 			return err
 		}
+	}
+	if mode == "reopen" {
+		return reopenScaleState(path)
 	}
 	m := limiter.NewMemory()
 	if err := m.Persist(path); err != nil {
