@@ -296,8 +296,9 @@ func (m *Memory) loadTx(tx *bolt.Tx) error {
 	now := m.sinceEpoch()
 	keys := tx.Bucket(keysBucket)
 	var quiet [][]byte
+	var saved savedKey // one for all keys, less for the collector to do
 	err := keys.ForEach(func(k, v []byte) error {
-		var saved savedKey
+		saved = savedKey{}
 		if err := json.Unmarshal(v, &saved); err != nil {
 			return fmt.Errorf("key %q: %w", k, err)
 		}
