@@ -74,6 +74,16 @@ func TestRetryAfterAndRateLimitHeadersEndToEnd(t *testing.T) {
 			return http.Header{"X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {strconv.FormatInt(reset, 10)}}
 		}, limiter.Reason("ratelimit"), time.Second},
 		{"429 without a hint backs off", 429, func() http.Header { return http.Header{} }, limiter.Reason("backoff"), time.Second},
+		{"Retry-After with a decimal part (Shopify)", 429, func() http.Header { return http.Header{"Retry-After": {"1.5"}} }, limiter.Reason("retry-after"), 2 * time.Second},
+		{"Retry-After on a 403 (GitHub's secondary limit)", 403, func() http.Header { return http.Header{"Retry-After": {"1"}} }, limiter.Reason("retry-after"), time.Second},
+		{"X-Rate-Limit-Reset (X, Okta)", 200, func() http.Header {
+			reset := time.Now().Add(3 * time.Second).Unix()
+			return http.Header{"X-Rate-Limit-Remaining": {"0"}, "X-Rate-Limit-Reset": {strconv.FormatInt(reset, 10)}}
+		}, limiter.Reason("ratelimit"), time.Second},
+		{"OpenAI's tokens pair", 200, func() http.Header {
+			return http.Header{"X-Ratelimit-Remaining-Tokens": {"0"}, "X-Ratelimit-Reset-Tokens": {"1s"}}
+		}, limiter.Reason("ratelimit"), time.Second},
+		{"a 502 backs off", 502, func() http.Header { return http.Header{} }, limiter.Reason("errors"), time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,11 @@ package polite
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -12,30 +16,40 @@ import (
 )
 
 // learn tells the limiter what the response to a request to d, sent at
-// sent, says: pauses the server asks for (Retry-After, RateLimit headers,
-// 429 or 503) and adaptive pacing. Most responses say nothing, and cost
-// nothing. The response is left as it is.
+// sent, says: pauses the server asks for (Retry-After, rate-limit
+// headers), backoff after a 429 or while the server fails, and adaptive
+// pacing. Most responses say nothing, and cost nothing. The response is
+// left as it is.
 func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
 	if d.unpaced {
 		return
 	}
-	throttled := feedback.Throttled(resp.StatusCode)
-	hinted := hints.HasRateLimit(resp.Header)
-	if !throttled && !hinted && !d.rule.Adaptive && !d.listening.Load() {
+	backsOff := feedback.Throttled(resp.StatusCode) || feedback.Struggling(d.rule.ErrorStatuses, resp.StatusCode)
+	if !backsOff && !speaks(resp) && !d.rule.Adaptive && !d.listening.Load() {
 		return
 	}
+	d.listening.Store(backsOff)
+	t.tell(ctx, d, observation(resp, sent, t.clock.now()))
+}
+
+// learnFailure tells the limiter that a request to d, sent at sent, got
+// no response but err, when err says the server could not be reached or
+// did not answer in time: a server failing backs its domain off as a 5xx
+// does (see config.Limit.ErrorStatuses).
+func (t *Transport) learnFailure(ctx context.Context, d *domain, err error, sent time.Time) {
+	if d.unpaced || !transportFailure(ctx, err) || !feedback.Struggling(d.rule.ErrorStatuses, 0) {
+		return
+	}
+	d.listening.Store(true)
 	now := t.clock.now()
-	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
-	if throttled {
-		o.RetryAfter, _ = hints.RetryAfter(resp.Header.Get("Retry-After"), now)
-	}
-	if hinted {
-		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now)
-	}
-	d.listening.Store(throttled)
+	t.tell(ctx, d, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
+}
+
+// tell gives o to the limiter and counts the pause it adds.
+func (t *Transport) tell(ctx context.Context, d *domain, o limiter.Observation) {
 	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(), o)
 	if err != nil {
-		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", resp.StatusCode, "err", err)
+		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", o.Status, "err", err)
 		return
 	}
 	if added <= 0 {
@@ -43,6 +57,55 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	}
 	d.stats.Paused(added)
 	if t.logger.Enabled(ctx, slog.LevelDebug) {
-		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", resp.StatusCode)
+		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", o.Status, "failed", o.Failed)
 	}
+}
+
+// speaks reports, cheaply, whether resp's header says anything about
+// pacing.
+func speaks(resp *http.Response) bool {
+	return feedback.Throttled(resp.StatusCode) || len(resp.Header["Retry-After"]) > 0 || hints.HasRateLimit(resp.Header)
+}
+
+// observation is what resp, the response to a request sent at sent and
+// received at now, says about pacing: its Retry-After whatever its status,
+// and its rate-limit headers. A 429 without Retry-After is refused (see
+// hints.RateLimitWait): its resets count even where requests remain. With
+// Retry-After, the server said when: a reset counts only where its quota
+// is used up.
+func observation(resp *http.Response, sent, now time.Time) limiter.Observation {
+	o := limiter.Observation{Status: resp.StatusCode, Sent: sent, Latency: now.Sub(sent)}
+	o.RetryAfter, _ = hints.RetryAfterField(resp.Header, now)
+	if refused := resp.StatusCode == http.StatusTooManyRequests && o.RetryAfter == 0; refused || hints.HasRateLimit(resp.Header) {
+		o.RateLimit, _ = hints.RateLimitWait(resp.Header, now, refused)
+	}
+	return o
+}
+
+// transportFailure reports whether err, a base RoundTripper's error for a
+// request whose context is ctx, says the server could not be reached or
+// did not answer in time: a timeout (the request's deadline included), a
+// refused, reset or closed connection, a failed TLS handshake. A cancelled
+// context, a name that does not resolve and a request the base would not
+// send are not the server's doing.
+func transportFailure(ctx context.Context, err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+		return false
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && !dnsErr.IsTimeout {
+		return false
+	}
+	var netErr net.Error
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var (
+		opErr     *net.OpError
+		alert     tls.AlertError
+		header    tls.RecordHeaderError
+		verifyErr *tls.CertificateVerificationError
+	)
+	return errors.As(err, &opErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &alert) || errors.As(err, &header) || errors.As(err, &verifyErr)
 }

@@ -172,8 +172,9 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithMaxPause caps how long a server can pause a domain through
-// Retry-After, RateLimit headers or repeated 429 and 503 responses, 10
-// minutes by default, so that no server can stall a crawl for days.
+// Retry-After, rate-limit headers, repeated 429s or the backoff while it
+// fails (config.Limit.ErrorStatuses), 10 minutes by default, so that no
+// server can stall a crawl for days.
 func WithMaxPause(d time.Duration) Option {
 	return func(o *options) { o.maxPause = d }
 }

@@ -29,9 +29,9 @@ import (
 // which the limiter (a limiter.Memory by default; see WithLimiter) decides
 // under the domain's config.Limit and what its server asked for; it is
 // sent through the base transport; the limiter takes in what the response
-// says (Retry-After, RateLimit headers, a 429 or 503, the latency for
-// adaptive pacing); and the domain's place and stats count it in flight
-// until its response body is closed.
+// says (Retry-After, rate-limit headers, a 429, a server failing with 5xx
+// answers or timeouts, the latency for adaptive pacing); and the domain's
+// place and stats count it in flight until its response body is closed.
 //
 // A request waits using its context, so a cancelled context or an
 // http.Client.Timeout ends the wait at once; a wait that cannot end before
@@ -152,6 +152,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	d.stats.InFlight(1)
 	resp, err := t.send(base, req, d, tk)
 	if err != nil {
+		t.learnFailure(ctx, d, err, sent)
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)

@@ -911,7 +911,8 @@ func TestTransportLeaksNoSlot(t *testing.T) {
 			return answer(req, http.StatusInternalServerError), nil
 		}
 		return answer(req, http.StatusOK), nil
-	}), polite.WithDefault(config.Limit{RequestsPerSecond: 1e5, Burst: 10, MaxConcurrent: limit, Quotas: []config.Quota{{Requests: 1e6, Window: time.Hour}}}),
+	}), polite.WithDefault(config.Limit{RequestsPerSecond: 1e5, Burst: 10, MaxConcurrent: limit, Quotas: []config.Quota{{Requests: 1e6, Window: time.Hour}},
+		ErrorStatuses: []int{}}), // its 500s and 502s test the slots, not the backoff
 		polite.WithMaxWait(time.Millisecond))
 	actions := []string{"ok", "error", "both", "neither", "500", "ok"}
 	var wg sync.WaitGroup

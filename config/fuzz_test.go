@@ -30,6 +30,8 @@ func FuzzParse(f *testing.F) {
 		`{"default_config": {"min_delay": "1s"}, "default_config": null}`,
 		`{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 1, "window": "1s", "requests": 2}]}}}`,
 		`{"domains": {"a.com": {"min_delay": "1s"}, "A.com": {"min_delay": "1s"}}}`,
+		`{"domains": {"a.com": {"min_delay": "1s", "adaptive": true, "adaptive_start_delay": "5s", "adaptive_max_delay": "1m"}}}`,
+		`{"domains": {"a.com": {"min_delay": "1s", "error_statuses": []}, "b.com": {"min_delay": "1s", "error_statuses": [0, 502, 1e3]}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -13,15 +13,18 @@ import (
 
 // limitJSON is the JSON form of a Limit: durations are Go duration strings.
 type limitJSON struct {
-	RequestsPerSecond float64     `json:"requests_per_second,omitempty"`
-	Burst             int         `json:"burst_capacity,omitempty"`
-	MinDelay          string      `json:"min_delay,omitempty"`
-	Jitter            string      `json:"jitter,omitempty"`
-	MaxConcurrent     int         `json:"max_concurrent,omitempty"`
-	Quotas            []quotaJSON `json:"quotas,omitempty"`
-	Disabled          bool        `json:"disabled,omitempty"`
-	Adaptive          bool        `json:"adaptive,omitempty"`
-	TargetConcurrency float64     `json:"target_concurrency,omitempty"`
+	RequestsPerSecond  float64     `json:"requests_per_second,omitempty"`
+	Burst              int         `json:"burst_capacity,omitempty"`
+	MinDelay           string      `json:"min_delay,omitempty"`
+	Jitter             string      `json:"jitter,omitempty"`
+	MaxConcurrent      int         `json:"max_concurrent,omitempty"`
+	Quotas             []quotaJSON `json:"quotas,omitempty"`
+	Disabled           bool        `json:"disabled,omitempty"`
+	Adaptive           bool        `json:"adaptive,omitempty"`
+	TargetConcurrency  float64     `json:"target_concurrency,omitempty"`
+	AdaptiveStartDelay string      `json:"adaptive_start_delay,omitempty"`
+	AdaptiveMaxDelay   string      `json:"adaptive_max_delay,omitempty"`
+	ErrorStatuses      *[]int      `json:"error_statuses,omitempty"` // a pointer, to keep [] apart from absent
 }
 
 type quotaJSON struct {
@@ -32,14 +35,19 @@ type quotaJSON struct {
 // MarshalJSON writes l with the field names of the JSON file.
 func (l Limit) MarshalJSON() ([]byte, error) {
 	out := limitJSON{
-		RequestsPerSecond: l.RequestsPerSecond,
-		Burst:             l.Burst,
-		MinDelay:          durationString(l.MinDelay),
-		Jitter:            durationString(l.Jitter),
-		MaxConcurrent:     l.MaxConcurrent,
-		Disabled:          l.Disabled,
-		Adaptive:          l.Adaptive,
-		TargetConcurrency: l.TargetConcurrency,
+		RequestsPerSecond:  l.RequestsPerSecond,
+		Burst:              l.Burst,
+		MinDelay:           durationString(l.MinDelay),
+		Jitter:             durationString(l.Jitter),
+		MaxConcurrent:      l.MaxConcurrent,
+		Disabled:           l.Disabled,
+		Adaptive:           l.Adaptive,
+		TargetConcurrency:  l.TargetConcurrency,
+		AdaptiveStartDelay: durationString(l.AdaptiveStartDelay),
+		AdaptiveMaxDelay:   durationString(l.AdaptiveMaxDelay),
+	}
+	if l.ErrorStatuses != nil {
+		out.ErrorStatuses = &l.ErrorStatuses
 	}
 	for _, q := range l.Quotas {
 		out.Quotas = append(out.Quotas, quotaJSON{Requests: q.Requests, Window: q.Window.String()})
@@ -77,6 +85,15 @@ func (l *Limit) UnmarshalJSON(data []byte) error {
 	}
 	if out.Jitter, err = parseDuration("jitter", in.Jitter); err != nil {
 		return err
+	}
+	if out.AdaptiveStartDelay, err = parseDuration("adaptive_start_delay", in.AdaptiveStartDelay); err != nil {
+		return err
+	}
+	if out.AdaptiveMaxDelay, err = parseDuration("adaptive_max_delay", in.AdaptiveMaxDelay); err != nil {
+		return err
+	}
+	if in.ErrorStatuses != nil {
+		out.ErrorStatuses = append([]int{}, *in.ErrorStatuses...)
 	}
 	for i, q := range in.Quotas {
 		window, err := parseDuration(fmt.Sprintf("quotas[%d].window", i), q.Window)

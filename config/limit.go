@@ -39,6 +39,30 @@ type Limit struct {
 	// in flight at the server: the gap tends to its latency divided by
 	// TargetConcurrency. 0 means 1, Scrapy AutoThrottle's default.
 	TargetConcurrency float64
+	// AdaptiveStartDelay is the gap adaptive pacing keeps until the first
+	// response, and starts from (Scrapy's AUTOTHROTTLE_START_DELAY). 0
+	// means the pace the other rules set. Used only with Adaptive.
+	AdaptiveStartDelay time.Duration
+	// AdaptiveMaxDelay is the longest gap adaptive pacing sets (Scrapy's
+	// AUTOTHROTTLE_MAX_DELAY); a slower configured pace is kept as it is.
+	// 0 means a minute. Used only with Adaptive.
+	AdaptiveMaxDelay time.Duration
+	// ErrorStatuses are the answers that, again and again, back the domain
+	// off as a 429 without Retry-After does: 1s, doubling each time, up to
+	// the maximum pause (WithMaxPause), until a success. 0 in the list
+	// stands for a transport failure: a timeout, a refused or reset
+	// connection, a failed TLS handshake (a cancelled request's context
+	// never counts). Each status is 0 or from 400 to 599.
+	//
+	// nil means 500, 502, 503, 504 and 0: each says the server, or the
+	// proxy in front of it, is failing or overloaded (a 503's pause is
+	// called "backoff", as a 429's is; the others' "errors"). Other 5xx
+	// are left out as not about load: 501 and 505 say what the server does
+	// not support, 506 to 511 are configuration or authentication. 4xx
+	// other than 429 are the request's fault, not the server's. An empty,
+	// non-nil list turns this backoff off. A 429 always backs off, and a
+	// Retry-After on any status is honoured whatever the list.
+	ErrorStatuses []int
 }
 
 // Quota allows at most Requests requests (up to 1,000,000) in any window of
@@ -73,7 +97,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // wait absurd: a requests_per_second below 1e-6 (one request per 11.6
 // days), a bucket that takes more than 366 days to refill
 // (burst_capacity / requests_per_second), a min_delay or jitter over 24
-// hours, and a quota window over 366 days. So every rule of a domain
+// hours, an adaptive_start_delay or adaptive_max_delay over 24 hours, and
+// a quota window over 366 days. So every rule of a domain
 // recovers within about a year, and a limiter that keeps state until then
 // (Redis keys expire after it) never forgets a rule that still applies.
 func (l Limit) Validate(domain string) error {
@@ -101,10 +126,25 @@ func (l Limit) Validate(domain string) error {
 		return bad("jitter", "must be at most %v, got %v", maxDelay, l.Jitter)
 	case l.TargetConcurrency < 0 || math.IsNaN(l.TargetConcurrency) || math.IsInf(l.TargetConcurrency, 0):
 		return bad("target_concurrency", "must be a positive number, got %v", l.TargetConcurrency)
+	case l.AdaptiveStartDelay < 0:
+		return bad("adaptive_start_delay", "must not be negative, got %v", l.AdaptiveStartDelay)
+	case l.AdaptiveStartDelay > maxDelay:
+		return bad("adaptive_start_delay", "must be at most %v, got %v", maxDelay, l.AdaptiveStartDelay)
+	case l.AdaptiveMaxDelay < 0:
+		return bad("adaptive_max_delay", "must not be negative, got %v", l.AdaptiveMaxDelay)
+	case l.AdaptiveMaxDelay > maxDelay:
+		return bad("adaptive_max_delay", "must be at most %v, got %v", maxDelay, l.AdaptiveMaxDelay)
+	case l.AdaptiveMaxDelay > 0 && l.AdaptiveStartDelay > l.AdaptiveMaxDelay:
+		return bad("adaptive_start_delay", "%v is more than adaptive_max_delay %v", l.AdaptiveStartDelay, l.AdaptiveMaxDelay)
 	case l.MaxConcurrent < 0:
 		return bad("max_concurrent", "must not be negative, got %d", l.MaxConcurrent)
 	case !l.Disabled && l.RequestsPerSecond == 0 && l.MinDelay == 0:
 		return bad("requests_per_second", "a limit needs requests_per_second or min_delay unless it is disabled")
+	}
+	for i, status := range l.ErrorStatuses {
+		if status != 0 && (status < 400 || status > 599) {
+			return bad(fmt.Sprintf("error_statuses[%d]", i), "must be 0 (a transport failure) or a status from 400 to 599, got %d", status)
+		}
 	}
 	for i, q := range l.Quotas {
 		field := fmt.Sprintf("quotas[%d]", i)

@@ -31,6 +31,11 @@ func TestLimitValidateAccepts(t *testing.T) {
 		{"slowest rate, bucket refilled within the bound", config.Limit{RequestsPerSecond: 1e-6, Burst: 31}},
 		{"longest min_delay and jitter", config.Limit{MinDelay: 24 * time.Hour, Jitter: 24 * time.Hour}},
 		{"longest quota window", config.Limit{MinDelay: time.Second, Quotas: []config.Quota{{Requests: 1, Window: 366 * 24 * time.Hour}}}},
+		{"adaptive start and maximum", config.Limit{MinDelay: time.Second, Adaptive: true, AdaptiveStartDelay: 5 * time.Second, AdaptiveMaxDelay: time.Minute}},
+		{"adaptive start above the default maximum", config.Limit{MinDelay: time.Second, Adaptive: true, AdaptiveStartDelay: 2 * time.Minute}},
+		{"longest adaptive delays", config.Limit{MinDelay: time.Second, AdaptiveStartDelay: 24 * time.Hour, AdaptiveMaxDelay: 24 * time.Hour}},
+		{"error statuses", config.Limit{MinDelay: time.Second, ErrorStatuses: []int{0, 408, 500, 520, 599}}},
+		{"no error statuses", config.Limit{MinDelay: time.Second, ErrorStatuses: []int{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +67,15 @@ func TestLimitValidateRejects(t *testing.T) {
 		{"negative jitter", with(func(l *config.Limit) { l.Jitter = -time.Nanosecond }), "jitter"},
 		{"negative max_concurrent", with(func(l *config.Limit) { l.MaxConcurrent = -1 }), "max_concurrent"},
 		{"negative target_concurrency", with(func(l *config.Limit) { l.TargetConcurrency = -1 }), "target_concurrency"},
+		{"negative adaptive_start_delay", with(func(l *config.Limit) { l.AdaptiveStartDelay = -time.Second }), "adaptive_start_delay"},
+		{"adaptive_start_delay over a day", with(func(l *config.Limit) { l.AdaptiveStartDelay = 25 * time.Hour }), "adaptive_start_delay"},
+		{"negative adaptive_max_delay", with(func(l *config.Limit) { l.AdaptiveMaxDelay = -time.Second }), "adaptive_max_delay"},
+		{"adaptive_max_delay over a day", with(func(l *config.Limit) { l.AdaptiveMaxDelay = 25 * time.Hour }), "adaptive_max_delay"},
+		{"adaptive start above its maximum", with(func(l *config.Limit) { l.AdaptiveStartDelay, l.AdaptiveMaxDelay = time.Minute, time.Second }), "adaptive_start_delay"},
+		{"a success among error statuses", with(func(l *config.Limit) { l.ErrorStatuses = []int{502, 200} }), "error_statuses[1]"},
+		{"a redirect among error statuses", with(func(l *config.Limit) { l.ErrorStatuses = []int{301} }), "error_statuses[0]"},
+		{"no such status", with(func(l *config.Limit) { l.ErrorStatuses = []int{500, 600} }), "error_statuses[1]"},
+		{"negative status", with(func(l *config.Limit) { l.ErrorStatuses = []int{-1} }), "error_statuses[0]"},
 		{"quota of zero requests", with(func(l *config.Limit) {
 			l.Quotas = []config.Quota{{Requests: 0, Window: time.Hour}}
 		}), "quotas[0].requests"},
@@ -121,4 +135,33 @@ func TestLimitValidateNamesTheBound(t *testing.T) {
 			assert.EqualError(t, tt.limit.Validate("a.com"), tt.want)
 		})
 	}
+}
+
+func TestLimitJSONSignalFields(t *testing.T) {
+	tests := []struct {
+		name, json string
+		want       config.Limit
+	}{
+		{"adaptive delays", `{"min_delay": "1s", "adaptive": true, "adaptive_start_delay": "5s", "adaptive_max_delay": "2m"}`,
+			config.Limit{MinDelay: time.Second, Adaptive: true, AdaptiveStartDelay: 5 * time.Second, AdaptiveMaxDelay: 2 * time.Minute}},
+		{"error statuses", `{"min_delay": "1s", "error_statuses": [502, 0]}`, config.Limit{MinDelay: time.Second, ErrorStatuses: []int{502, 0}}},
+		{"no error statuses", `{"min_delay": "1s", "error_statuses": []}`, config.Limit{MinDelay: time.Second, ErrorStatuses: []int{}}},
+		{"error statuses left out", `{"min_delay": "1s"}`, config.Limit{MinDelay: time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got config.Limit
+			require.NoError(t, got.UnmarshalJSON([]byte(tt.json)))
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.want.ErrorStatuses == nil, got.ErrorStatuses == nil, "[] and absent stay apart")
+			out, err := got.MarshalJSON()
+			require.NoError(t, err)
+			var again config.Limit
+			require.NoError(t, again.UnmarshalJSON(out), "%s", out)
+			assert.Equal(t, got, again, "round trip through %s", out)
+		})
+	}
+	var l config.Limit
+	err := l.UnmarshalJSON([]byte(`{"adaptive_max_delay": "a minute"}`))
+	assert.ErrorContains(t, err, "adaptive_max_delay")
 }

@@ -28,8 +28,8 @@ type Limiter interface {
 	// and its Wait the wait it would have needed.
 	Reserve(ctx context.Context, r Request) (Reservation, error)
 	// Observe takes in what r.Key's server said: a response (pauses it
-	// asked for, backoff after a 429 or 503, adaptive pacing) or a
-	// robots.txt's Crawl-delay. It returns how much later the key's pause
+	// asked for, backoff after a 429 or while the server fails, adaptive
+	// pacing), a transport failure, or a robots.txt's Crawl-delay. It returns how much later the key's pause
 	// now ends because of o.
 	Observe(ctx context.Context, r Request, o Observation) (time.Duration, error)
 	// State reports how r.Key stands now, claiming nothing.
@@ -61,9 +61,20 @@ type Rule struct {
 	// Target is how many requests adaptive pacing keeps in flight at the
 	// server; 0 means 1.
 	Target float64
+	// AdaptiveStart is the adaptive gap before the first response: the
+	// gap adaptive pacing starts from. 0 means the pace the other rules set.
+	AdaptiveStart time.Duration
+	// AdaptiveMax is the longest gap adaptive pacing sets, unless the
+	// other rules set a slower pace; 0 means a minute.
+	AdaptiveMax time.Duration
 	// MaxPause caps how long a server can pause the key (Retry-After,
 	// RateLimit headers, backoff); 0 means 10 minutes.
 	MaxPause time.Duration
+	// ErrorStatuses are the response statuses that back the key off as a
+	// 429 without Retry-After does, 0 standing for a transport failure
+	// (see Observation.Failed); nil means 500, 502, 503, 504 and 0, an
+	// empty list none. See config.Limit.ErrorStatuses.
+	ErrorStatuses []int
 
 	memo *memo // nil unless RuleOf made the Rule
 }
@@ -71,7 +82,8 @@ type Rule struct {
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {
 	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter,
-		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency, memo: new(memo)}
+		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency,
+		AdaptiveStart: l.AdaptiveStartDelay, AdaptiveMax: l.AdaptiveMaxDelay, ErrorStatuses: l.ErrorStatuses, memo: new(memo)}
 }
 
 // Request asks for a turn, or about one, for one key. A Limiter only
@@ -155,8 +167,13 @@ func (r *Reservation) Confirm(ctx context.Context) (time.Duration, error) {
 // Observation is what a server said about a key.
 type Observation struct {
 	// Status is the response's status code; 0 when the observation is a
-	// robots.txt's Crawl-delay.
+	// robots.txt's Crawl-delay or a transport failure.
 	Status int
+	// Failed says that the request got no response: its round trip failed
+	// at the transport (a timeout, a refused or reset connection, a failed
+	// TLS handshake; not a cancelled context). It backs the key off when
+	// the Rule's ErrorStatuses list 0, as they do by default.
+	Failed bool
 	// Sent is when the request was sent, and Latency how long its
 	// response's headers took.
 	Sent    time.Time
@@ -216,6 +233,8 @@ type QuotaState struct {
 //   - "retry-after", "ratelimit" or "backoff": a pause the server asked
 //     for, with a Retry-After, a RateLimit header saying no request
 //     remains, or a 429 or 503 without either;
+//   - "errors": backoff while the server fails (other 5xx answers the
+//     Rule's ErrorStatuses list, transport failures);
 //   - "shared": a pause another worker sharing the limiter asked for.
 type Reason string
 

@@ -129,11 +129,11 @@ func (m *Memory) ObserveAt(r Request, o Observation, now time.Time) time.Duratio
 	rule := r.rule()
 	s := m.lockState(r.Key, rule, n)
 	defer s.mu.Unlock()
-	if o.Status == 0 {
+	if o.Status == 0 && !o.Failed {
 		s.setCrawlDelay(n, rule, o.Host, o.CrawlDelay)
 		return 0
 	}
-	v := s.taught().Observe(&feedback.Response{Status: o.Status, Sent: o.Sent, Latency: o.Latency,
+	v := s.taught().Observe(&feedback.Response{Status: o.Status, Failed: o.Failed, Sent: o.Sent, Latency: o.Latency,
 		RetryAfter: o.RetryAfter, RateLimit: o.RateLimit}, now, policyOf(rule))
 	s.learned(n, rule)
 	if v.Pause > 0 {
@@ -283,7 +283,8 @@ func (m *Memory) sweepQuiet(now int64) {
 }
 
 func policyOf(r *Rule) *feedback.Policy {
-	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r)}
+	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r),
+		StartDelay: r.AdaptiveStart, MaxDelay: r.AdaptiveMax, ErrorStatuses: r.ErrorStatuses}
 }
 
 // defaultMaxPause is the longest pause a server can impose when the Rule

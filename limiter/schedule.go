@@ -119,10 +119,7 @@ func (b *bucket) take(t int64, rule *Rule) int64 {
 // minDelay is the least gap between two starts: the rule's, or what the
 // server asked for when that is longer, and the reason for it.
 func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
-	if s.fb == nil {
-		return rule.MinDelay, reasonMinDelay
-	}
-	learned, why := s.fb.MinDelay()
+	learned, why := s.fb.MinDelay(adaptiveStart(rule))
 	if learned > rule.MinDelay {
 		return learned, Reason(why)
 	}

@@ -27,9 +27,12 @@ const otherDomain = "other"
 //	prometheus.MustRegister(metrics.NewCollector(t, 0))
 //
 // Every metric but polite_domains has a "domain" label; responses also
-// have a "class" label ("2xx" ... "5xx", "other"). A domain key that is
-// not valid UTF-8 (a custom polite.KeyFunc may make one) is labelled as
-// strconv.QuoteToASCII quotes it. The series are:
+// have a "class" label ("2xx" ... "5xx", "other"), and polite_paused a
+// "reason" label: who asked for the pause, as stats.Snapshot.PauseReason
+// says ("retry-after", "ratelimit", "backoff", "errors" while the server
+// fails, "shared", "crawl-delay", "adaptive"), empty while not paused. A
+// domain key that is not valid UTF-8 (a custom polite.KeyFunc may make
+// one) is labelled as strconv.QuoteToASCII quotes it. The series are:
 //
 //	polite_requests_total                   counter  requests sent (stats TotalRequests)
 //	polite_requests_delayed_total           counter  requests that waited more than 10ms
@@ -42,7 +45,7 @@ const otherDomain = "other"
 //	polite_degraded_requests_total          counter  requests paced by a fallback (Redis down)
 //	polite_paused_seconds_total             counter  time paused at the server's request
 //	polite_requests_in_flight               gauge    requests sent whose body is not closed
-//	polite_paused                           gauge    1 while the domain is paused, else 0
+//	polite_paused{reason}                   gauge    1 while the domain is paused, else 0
 //	polite_domains                          gauge    domains the Transport tracks (no label)
 //
 // Cardinality: a domain has series only while the Transport tracks it, so
@@ -58,8 +61,8 @@ const otherDomain = "other"
 // Transport tracks it, so that its series do not come and go. Every other
 // domain is summed into the series with domain="other", whose counters
 // keep growing (the counts of a domain that leaves "other" stay in it),
-// whose in-flight gauge is their sum, and whose paused gauge is how many
-// of them are paused. 0 means no cap.
+// whose in-flight gauge is their sum, and whose paused gauges are how many
+// of them are paused, by reason. 0 means no cap.
 //
 // The collector is safe for concurrent use.
 func NewCollector(t *polite.Transport, maxDomains int) prometheus.Collector {
@@ -114,7 +117,8 @@ func (a *counts) add(b counts) {
 // series is what one domain label reports.
 type series struct {
 	counts
-	inFlight, pausedNow int64
+	inFlight int64
+	pausedBy map[string]int64 // by reason, the domains paused; nil when none is
 }
 
 var (
@@ -131,7 +135,7 @@ var (
 	degradedDesc  = prometheus.NewDesc("polite_degraded_requests_total", "Requests paced by a fallback because the shared limiter did not answer.", domainLabel, nil)
 	pausedSecDesc = prometheus.NewDesc("polite_paused_seconds_total", "Time the domain was paused at the server's request.", domainLabel, nil)
 	inFlightDesc  = prometheus.NewDesc("polite_requests_in_flight", "Requests sent whose response body is not closed yet.", domainLabel, nil)
-	pausedDesc    = prometheus.NewDesc("polite_paused", "1 while the domain is paused at the server's request (for domain=\"other\": how many are).", domainLabel, nil)
+	pausedDesc    = prometheus.NewDesc("polite_paused", "1 while the domain is paused at the server's request, by reason (for domain=\"other\": how many are).", []string{"domain", "reason"}, nil)
 	domainsDesc   = prometheus.NewDesc("polite_domains", "Domains the polite Transport tracks.", nil, nil)
 )
 
@@ -186,7 +190,12 @@ func (c *collector) group(all map[string]stats.Snapshot, now time.Time) map[stri
 		seen[domain] = one.counts
 		other.add(one.counts)
 		other.inFlight += one.inFlight
-		other.pausedNow += one.pausedNow
+		for reason, n := range one.pausedBy {
+			if other.pausedBy == nil {
+				other.pausedBy = map[string]int64{}
+			}
+			other.pausedBy[reason] += n
+		}
 	}
 	for domain, last := range c.seen {
 		if _, still := seen[domain]; !still {
@@ -236,7 +245,7 @@ func (c *collector) chooseLocked(all map[string]stats.Snapshot) {
 func seriesOf(s stats.Snapshot, now time.Time) series {
 	out := series{counts: countsOf(s), inFlight: s.InFlight}
 	if s.PausedUntil.After(now) {
-		out.pausedNow = 1
+		out.pausedBy = map[string]int64{string(s.PauseReason): 1}
 	}
 	return out
 }
@@ -258,5 +267,10 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 	counter(degradedDesc, float64(s.degraded))
 	counter(pausedSecDesc, s.paused.Seconds())
 	ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(s.inFlight), domain)
-	ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, float64(s.pausedNow), domain)
+	if len(s.pausedBy) == 0 {
+		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, 0, domain, "")
+	}
+	for reason, n := range s.pausedBy {
+		ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, float64(n), domain, reason)
+	}
 }

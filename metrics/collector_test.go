@@ -97,9 +97,9 @@ func gather(t *testing.T, c prometheus.Collector) []*dto.MetricFamily {
 // expected lists, for one domain's snapshot, every series the collector
 // must report and its value.
 func expected(s stats.Snapshot, now time.Time) map[string]float64 {
-	paused := 0.0
+	paused, reason := 0.0, ""
 	if s.PausedUntil.After(now) {
-		paused = 1
+		paused, reason = 1, string(s.PauseReason)
 	}
 	want := map[string]float64{
 		"polite_requests_total":            float64(s.TotalRequests),
@@ -112,7 +112,7 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 		"polite_degraded_requests_total":   float64(s.DegradedRequests),
 		"polite_paused_seconds_total":      s.PausedTime.Seconds(),
 		"polite_requests_in_flight":        float64(s.InFlight),
-		"polite_paused":                    paused,
+		"polite_paused/reason=" + reason:   paused,
 	}
 	for class, n := range s.Responses {
 		want["polite_responses_total/"+status.Class(class)] = float64(n)
@@ -152,7 +152,9 @@ func TestCollectorMatchesStats(t *testing.T) {
 		t.Run(domain, func(t *testing.T) {
 			for name, want := range expected(s, now) {
 				labels := map[string]string{"domain": domain}
-				if metric, class, ok := strings.Cut(name, "/"); ok {
+				if metric, reason, ok := strings.Cut(name, "/reason="); ok {
+					name, labels["reason"] = metric, reason
+				} else if metric, class, ok := strings.Cut(name, "/"); ok {
 					name, labels["class"] = metric, class
 				}
 				got, ok := value(families, name, labels)
@@ -172,8 +174,9 @@ func TestCollectorMatchesStats(t *testing.T) {
 		{"polite_throttled_responses_total", map[string]string{"domain": "s503.test"}, 1},
 		{"polite_requests_in_flight", map[string]string{"domain": "s500.test"}, 1},
 		{"polite_requests_canceled_total", map[string]string{"domain": "slow.test"}, 1},
-		{"polite_paused", map[string]string{"domain": "s429.test"}, 1},
-		{"polite_paused", map[string]string{"domain": "a.test"}, 0},
+		{"polite_paused", map[string]string{"domain": "s429.test", "reason": "retry-after"}, 1},
+		{"polite_paused", map[string]string{"domain": "s500.test", "reason": "errors"}, 1},
+		{"polite_paused", map[string]string{"domain": "a.test", "reason": ""}, 0},
 	} {
 		got, ok := value(families, c.name, c.labels)
 		require.True(t, ok, "%s%v missing", c.name, c.labels)
@@ -326,4 +329,33 @@ func TestCollectorDocListsEverySeries(t *testing.T) {
 		exported[f.GetName()] = true
 	}
 	assert.Equal(t, exported, documented)
+}
+
+// TestPausedByReason: polite_paused says why a domain is paused, and for
+// domain="other", how many are, by reason.
+func TestPausedByReason(t *testing.T) {
+	tr, _ := newTransport(t)
+	for range 3 {
+		get(t, tr, "http://a.test/", false)
+	}
+	for _, u := range []string{"http://s500.test/", "http://s502.test/", "http://s429.test/"} {
+		get(t, tr, u, false)
+	}
+	families := gather(t, metrics.NewCollector(tr, 1))
+	for _, c := range []struct {
+		domain, reason string
+		want           float64
+	}{
+		{"a.test", "", 0},
+		{"other", "errors", 2},
+		{"other", "backoff", 1},
+	} {
+		got, ok := value(families, "polite_paused", map[string]string{"domain": c.domain, "reason": c.reason})
+		require.True(t, ok, "%s %q", c.domain, c.reason)
+		assert.Equal(t, c.want, got, "%s %q", c.domain, c.reason)
+	}
+	all := gather(t, metrics.NewCollector(tr, 0))
+	got, ok := value(all, "polite_paused", map[string]string{"domain": "s502.test", "reason": "errors"})
+	require.True(t, ok)
+	assert.Equal(t, 1.0, got)
 }

@@ -1,34 +1,40 @@
 // Package feedback turns what servers say into pauses and gaps: the
-// pause after a 429 or 503, exponential backoff, adaptive pacing and
-// robots.txt's Crawl-delay. Every limiter keeps one State per key.
+// pause a server asks for, exponential backoff after a 429 or while a
+// server struggles, adaptive pacing and robots.txt's Crawl-delay. Every
+// limiter keeps one State per key.
 package feedback
 
 import (
 	"net/http"
+	"slices"
 	"time"
 )
 
 // firstBackoff is the pause after a 429 or 503 that says nothing of when to
-// come back; each further one doubles it, up to the maximum pause.
+// come back, or after an error; each further one doubles it, up to the
+// maximum pause.
 const firstBackoff = time.Second
 
-// maxAdaptiveDelay is the longest gap adaptive pacing puts between two
-// requests (Scrapy AutoThrottle's default maximum). A configured pace
-// slower than that is kept as it is.
-const maxAdaptiveDelay = time.Minute
+// defaultMaxAdaptiveDelay is the longest gap adaptive pacing puts between
+// two requests unless the Policy says otherwise (Scrapy AutoThrottle's
+// default maximum). A configured pace slower than that is kept as it is.
+const defaultMaxAdaptiveDelay = time.Minute
 
 // The reasons a State gives for a pause or a widened gap.
 const (
-	RetryAfter = "retry-after" // a 429 or 503 response's Retry-After
+	RetryAfter = "retry-after" // a response's Retry-After
 	Backoff    = "backoff"     // a 429 or 503 without Retry-After
+	Errors     = "errors"      // a server failing: 5xx answers, transport failures
 	RateLimit  = "ratelimit"   // a RateLimit header saying no request remains
 	CrawlDelay = "crawl-delay" // robots.txt's Crawl-delay widens the gap
 	Adaptive   = "adaptive"    // adaptive pacing widens the gap
 )
 
-// Response is what one response says about pacing.
+// Response is what one response, or the failure to get one, says about
+// pacing.
 type Response struct {
 	Status     int
+	Failed     bool          // no response: the round trip failed at the transport; Status is 0
 	Sent       time.Time     // when its request was sent
 	Latency    time.Duration // from sent to the response's headers
 	RetryAfter time.Duration // from Retry-After; 0 if absent or void
@@ -41,6 +47,49 @@ type Policy struct {
 	Adaptive bool          // adaptive pacing on
 	Target   float64       // requests adaptive pacing keeps in flight; 0 means 1
 	Floor    time.Duration // the configured pace, below which adaptive pacing never goes
+	// StartDelay is the adaptive gap before the first response; 0 means
+	// Floor.
+	StartDelay time.Duration
+	// MaxDelay is the longest adaptive gap; 0 means a minute.
+	MaxDelay time.Duration
+	// ErrorStatuses are the statuses that back the key off as a 429 does,
+	// 0 standing for a transport failure; nil means DefaultErrorStatuses.
+	ErrorStatuses []int
+}
+
+// DefaultErrorStatuses are the answers that back a key off when the
+// Policy does not say: 500, 502, 503, 504 and transport failures (0).
+// Each says the server, or the proxy in front of it, is failing or
+// overloaded. Other 5xx are not about load: 501 and 505 say what the
+// server does not support, 506 to 511 are configuration or
+// authentication.
+var DefaultErrorStatuses = []int{0, 500, 502, 503, 504}
+
+// struggling reports whether r is an error that backs the key off.
+func (p *Policy) struggling(r *Response) bool {
+	if r.Failed {
+		return Struggling(p.ErrorStatuses, 0)
+	}
+	return r.Status != 0 && Struggling(p.ErrorStatuses, r.Status)
+}
+
+// Struggling reports whether status, 0 for a transport failure, is one of
+// statuses (nil: DefaultErrorStatuses): an error that backs a key off.
+func Struggling(statuses []int, status int) bool {
+	if status > 0 && status < 400 {
+		return false
+	}
+	if statuses == nil {
+		statuses = DefaultErrorStatuses
+	}
+	return slices.Contains(statuses, status)
+}
+
+func (p *Policy) maxDelay() time.Duration {
+	if p.MaxDelay > 0 {
+		return p.MaxDelay
+	}
+	return defaultMaxAdaptiveDelay
 }
 
 // State is what one key has learned from its server. Its methods take
@@ -65,35 +114,46 @@ type Verdict struct {
 // Observe takes in r, received at now, and returns the pause to ask for,
 // capped at p.MaxPause.
 //
-//   - A 429 or 503 with a Retry-After pauses for it.
-//   - Otherwise a response whose RateLimit headers say no request remains
-//     pauses until the quota resets.
-//   - Otherwise a 429 or 503 backs off: 1s, then twice the previous pause
-//     each time, up to p.MaxPause. A throttled response to a request sent
-//     no later than the current backoff step began was already in flight
+//   - A response with a Retry-After, whatever its status, pauses for it.
+//   - A response whose RateLimit headers say no request remains pauses
+//     until the quota resets; with a Retry-After as well, the longer
+//     pause wins.
+//   - Otherwise a 429, or an error p.ErrorStatuses lists (503 and the
+//     other 5xx that say a server is failing, transport failures), backs
+//     off: 1s, then twice the previous pause each time, up to p.MaxPause.
+//     429s and errors share the step. A response to a request sent no
+//     later than the current backoff step began was already in flight
 //     when that step was decided: it does not double the step again.
 //   - A 2xx or 3xx response to a request sent after the current step began
 //     ends the backoff.
 //
-// With p.Adaptive it also moves the adaptive gap (see adaptDelay).
+// With p.Adaptive it also moves the adaptive gap (see adaptDelay); a
+// transport failure does not, having no latency to tell.
 func (s *State) Observe(r *Response, now time.Time, p *Policy) Verdict {
-	if p.Adaptive {
-		s.adaptive = adaptDelay(s.adaptive, r.Latency, r.Status, p.Target, p.Floor)
+	if p.Adaptive && !r.Failed {
+		old := s.adaptive
+		if old == 0 {
+			old = p.StartDelay
+		}
+		s.adaptive = adaptDelay(old, r.Latency, r.Status, p.Target, p.Floor, p.maxDelay())
 	}
-	throttled := Throttled(r.Status)
 	var v Verdict
 	switch {
-	case throttled && r.RetryAfter > 0:
+	case r.RetryAfter > 0 || r.RateLimit > 0:
 		v = Verdict{Pause: r.RetryAfter, Reason: RetryAfter}
-	case r.RateLimit > 0:
-		v = Verdict{Pause: r.RateLimit, Reason: RateLimit}
-	case throttled:
+		if r.RateLimit > r.RetryAfter {
+			v = Verdict{Pause: r.RateLimit, Reason: RateLimit}
+		}
+	case r.Status == http.StatusTooManyRequests || p.struggling(r):
 		if s.step > 0 && r.Sent.UnixNano() <= s.stepAt {
 			return Verdict{}
 		}
 		s.step = min(max(2*s.step, firstBackoff), p.MaxPause)
 		s.stepAt = now.UnixNano()
-		v = Verdict{Pause: s.step, Reason: Backoff}
+		v = Verdict{Pause: s.step, Reason: Errors}
+		if Throttled(r.Status) {
+			v.Reason = Backoff
+		}
 	}
 	if r.Status >= 200 && r.Status < 400 && s.step > 0 && r.Sent.UnixNano() > s.stepAt {
 		s.step = 0
@@ -130,15 +190,24 @@ func (s *State) SetCrawlDelay(host string, c time.Duration) bool {
 
 // MinDelay is the least gap between two requests that the server asked
 // for: the larger of the Crawl-delay and the adaptive gap, and the reason
-// for it; 0 and "" if neither is set.
-func (s *State) MinDelay() (time.Duration, string) {
+// for it; 0 and "" if neither is set. start is the adaptive gap until the
+// first response moves it: the start delay under adaptive pacing, else 0.
+// A nil State has learned nothing.
+func (s *State) MinDelay(start time.Duration) (time.Duration, string) {
+	var crawl, adaptive time.Duration
+	if s != nil {
+		crawl, adaptive = s.crawl, s.adaptive
+	}
+	if adaptive == 0 {
+		adaptive = start
+	}
 	switch {
-	case s.crawl == 0 && s.adaptive == 0:
+	case crawl == 0 && adaptive == 0:
 		return 0, ""
-	case s.crawl >= s.adaptive:
-		return s.crawl, CrawlDelay
+	case crawl >= adaptive:
+		return crawl, CrawlDelay
 	default:
-		return s.adaptive, Adaptive
+		return adaptive, Adaptive
 	}
 }
 
@@ -154,24 +223,24 @@ func Throttled(status int) bool {
 //
 //	new = (old + latency/target) / 2
 //
-// never below floor (the key's configured pace) nor above
-// maxAdaptiveDelay. A response that is not 2xx never shortens the gap
-// (error pages are fast and would speed the crawl up), and a 429 or 503
-// doubles it. old is 0 before the first response, which starts the gap at
+// never below floor (the key's configured pace) nor above ceiling. A
+// response that is not 2xx never shortens the gap (error pages are fast
+// and would speed the crawl up), and a 429 or 503 doubles it. old is the
+// start delay before the first response, or 0, which starts the gap at
 // floor.
-func adaptDelay(old, latency time.Duration, status int, target float64, floor time.Duration) time.Duration {
+func adaptDelay(old, latency time.Duration, status int, target float64, floor, ceiling time.Duration) time.Duration {
 	if !(target > 0) {
 		target = 1
 	}
 	old = max(old, floor)
 	var next time.Duration
 	if Throttled(status) {
-		next = 2 * min(old, maxAdaptiveDelay)
+		next = 2 * min(old, ceiling)
 	} else {
-		goal := min(float64(max(latency, 0))/target, float64(maxAdaptiveDelay))
-		next = (min(old, maxAdaptiveDelay) + time.Duration(goal)) / 2
+		goal := min(float64(max(latency, 0))/target, float64(ceiling))
+		next = (min(old, ceiling) + time.Duration(goal)) / 2
 	}
-	next = max(min(next, maxAdaptiveDelay), floor)
+	next = max(min(next, ceiling), floor)
 	if (status < 200 || status > 299) && next < old {
 		return old
 	}

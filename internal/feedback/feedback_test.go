@@ -37,15 +37,21 @@ func TestFeedbackPauseStateMachine(t *testing.T) {
 		{"Retry-After capped", 0, []event{
 			{status: 429, retryAfter: 48 * time.Hour, want: Verdict{maxPause, RetryAfter, maxPause}},
 		}, 0, maxPause},
-		{"Retry-After ignored on 200", 0, []event{
-			{status: 200, retryAfter: 30 * s},
-		}, 0, 0},
+		{"Retry-After on any status", 0, []event{
+			{status: 403, retryAfter: 30 * s, want: Verdict{30 * s, RetryAfter, 30 * s}},
+		}, 0, 30 * s},
+		{"Retry-After on 200", 0, []event{
+			{status: 200, retryAfter: 30 * s, want: Verdict{30 * s, RetryAfter, 30 * s}},
+		}, 0, 30 * s},
 		{"RateLimit exhausted on 200", 0, []event{
 			{status: 200, rlWait: 20 * s, want: Verdict{20 * s, RateLimit, 20 * s}},
 		}, 0, 20 * s},
-		{"Retry-After wins over RateLimit", 0, []event{
-			{status: 429, retryAfter: 3 * s, rlWait: 60 * s, want: Verdict{3 * s, RetryAfter, 3 * s}},
-		}, 0, 3 * s},
+		{"RateLimit longer than Retry-After wins", 0, []event{
+			{status: 429, retryAfter: 3 * s, rlWait: 60 * s, want: Verdict{60 * s, RateLimit, 60 * s}},
+		}, 0, 60 * s},
+		{"Retry-After longer than RateLimit wins", 0, []event{
+			{status: 429, retryAfter: 65 * s, rlWait: 60 * s, want: Verdict{65 * s, RetryAfter, 65 * s}},
+		}, 0, 65 * s},
 		{"RateLimit wins over backoff", 0, []event{
 			{status: 429, rlWait: 7 * s, want: Verdict{7 * s, RateLimit, 7 * s}},
 		}, 0, 7 * s},
@@ -133,7 +139,7 @@ func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
 	}
 	for _, s := range steps {
 		f.SetCrawlDelay(s.host, s.c)
-		got, _ := f.MinDelay()
+		got, _ := f.MinDelay(0)
 		assert.Equal(t, s.want, got, "after %s says %v", s.host, s.c)
 	}
 }
@@ -141,7 +147,7 @@ func TestFeedbackCrawlDelayIsTheLongestOfTheHosts(t *testing.T) {
 func FuzzFeedbackPauseState(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, int64(time.Minute))
 	f.Add([]byte{255, 0, 255, 0, 17, 200}, int64(time.Second))
-	statuses := []int{200, 204, 301, 404, 429, 500, 503}
+	statuses := []int{200, 204, 301, 404, 429, 500, 503, 502, 501, 0} // 0: a transport failure
 	f.Fuzz(func(t *testing.T, script []byte, maxPause int64) {
 		if maxPause <= 0 {
 			return
@@ -153,6 +159,7 @@ func FuzzFeedbackPauseState(f *testing.F) {
 			b := script[i : i+3]
 			now = now.Add(time.Duration(b[0]) * 100 * time.Millisecond)
 			r := Response{Status: statuses[int(b[1])%len(statuses)]}
+			r.Failed = r.Status == 0
 			if b[1]&0x10 != 0 {
 				r.RetryAfter = time.Duration(b[2]) * time.Second
 			}

@@ -12,13 +12,23 @@ import (
 const (
 	fieldRateLimit        = "Ratelimit"
 	fieldRateLimitPolicy  = "Ratelimit-Policy"
-	fieldRemaining        = "Ratelimit-Remaining"
-	fieldReset            = "Ratelimit-Reset"
-	fieldXRemaining       = "X-Ratelimit-Remaining"
-	fieldXReset           = "X-Ratelimit-Reset"
 	epochSecondsThreshold = 1e9  // a reset at least this large is a Unix time in seconds
 	epochMillisThreshold  = 1e12 // and at least this large, in milliseconds
 )
+
+// pair is a family of fields that say how many requests remain and when
+// the quota resets; resetAfter, when set, is a second reset in delta
+// seconds.
+type pair struct{ remaining, reset, resetAfter string }
+
+// pairs are the Remaining/Reset families RateLimitWait reads.
+var pairs = []pair{
+	{"Ratelimit-Remaining", "Ratelimit-Reset", ""},
+	{"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Reset-After"},
+	{"X-Rate-Limit-Remaining", "X-Rate-Limit-Reset", ""},
+	{"X-Ratelimit-Remaining-Requests", "X-Ratelimit-Reset-Requests", ""},
+	{"X-Ratelimit-Remaining-Tokens", "X-Ratelimit-Reset-Tokens", ""},
+}
 
 // RateLimitWait returns how long the rate-limit fields of h ask the client
 // to wait at now: when one of them says that no request remains, the time
@@ -30,17 +40,27 @@ const (
 //     policy of the same name in RateLimit-Policy (`"default";q=100;w=60`).
 //     The Dictionary form of draft 07 (`limit=10, remaining=0, reset=30`)
 //     is read too;
-//   - RateLimit-Remaining with RateLimit-Reset (older drafts);
-//   - X-RateLimit-Remaining with X-RateLimit-Reset.
+//   - RateLimit-Remaining with RateLimit-Reset (older drafts, GitLab);
+//   - X-RateLimit-Remaining with X-RateLimit-Reset and
+//     X-RateLimit-Reset-After (GitHub, Reddit, Discord, Atlassian);
+//   - X-Rate-Limit-Remaining with X-Rate-Limit-Reset (X, Okta);
+//   - X-RateLimit-Remaining-Requests with X-RateLimit-Reset-Requests, and
+//     the -Tokens pair (OpenAI).
 //
 // A reset is delta seconds, or, when it is clearly a timestamp (at least
-// 1e9), Unix seconds, or Unix milliseconds from 1e12 on. When several
-// fields ask for a wait, the longest wins. ok is false when none does:
-// fields absent, malformed, with requests remaining, or a reset not after
-// now. Malformed fields are ignored; RateLimitWait never fails.
+// 1e9), Unix seconds, or Unix milliseconds from 1e12 on; or an RFC 3339
+// time ("2024-08-01T12:30Z"), an HTTP date, or a Go duration ("6m0s",
+// "20ms"). A remaining count may have a decimal part ("0.0").
+//
+// refused says that the response refused its request without saying when
+// to come back (a 429 without Retry-After): then a reset counts even where
+// the fields say requests remain, or say nothing of what remains. When several fields ask for a wait, the longest wins.
+// ok is false when none does: fields absent, malformed, with requests
+// remaining, or a reset not after now. Malformed fields are ignored;
+// RateLimitWait never fails.
 //
 // h must have canonical keys, as net/http makes them.
-func RateLimitWait(h http.Header, now time.Time) (time.Duration, bool) {
+func RateLimitWait(h http.Header, now time.Time, refused bool) (time.Duration, bool) {
 	var wait time.Duration
 	take := func(d time.Duration, ok bool) {
 		if ok && d > wait {
@@ -48,24 +68,38 @@ func RateLimitWait(h http.Header, now time.Time) (time.Duration, bool) {
 		}
 	}
 	if v := h[fieldRateLimit]; len(v) > 0 {
-		take(structured(strings.Join(v, ", "), h[fieldRateLimitPolicy]))
+		take(structured(strings.Join(v, ", "), h[fieldRateLimitPolicy], refused))
 	}
-	if v := h[fieldRemaining]; len(v) > 0 {
-		take(remainingReset(v[0], h[fieldReset], now))
-	}
-	if v := h[fieldXRemaining]; len(v) > 0 {
-		take(remainingReset(v[0], h[fieldXReset], now))
+	for _, p := range pairs {
+		if !refused && len(h[p.remaining]) == 0 {
+			continue
+		}
+		if !refused && !exhausted(h[p.remaining][0]) {
+			continue
+		}
+		if v := h[p.reset]; len(v) > 0 {
+			take(resetWait(v[0], now))
+		}
+		if v := h[p.resetAfter]; p.resetAfter != "" && len(v) > 0 {
+			take(deltaSeconds(firstItem(v[0])))
+		}
 	}
 	return wait, wait > 0
 }
 
+// exhausted reports whether a remaining count is zero.
+func exhausted(remaining string) bool {
+	n, ok := number(firstItem(remaining))
+	return ok && n == 0
+}
+
 // structured reads a RateLimit field value, as a List of policies or as a
 // draft-07 Dictionary.
-func structured(value string, policies []string) (time.Duration, bool) {
+func structured(value string, policies []string, refused bool) (time.Duration, bool) {
 	if members, ok := parseSFList(value); ok {
 		var wait time.Duration
 		for _, m := range members {
-			if r, ok := m.param("r"); !ok || r.kind != sfNumber || r.num != 0 {
+			if r, ok := m.param("r"); !refused && (!ok || r.kind != sfNumber || r.num != 0) {
 				continue
 			}
 			if t, ok := m.param("t"); ok {
@@ -93,7 +127,7 @@ func structured(value string, policies []string) (time.Duration, bool) {
 			reset = m.value
 		}
 	}
-	if remaining.kind != sfNumber || remaining.num != 0 || reset.kind != sfNumber || reset.num <= 0 {
+	if !refused && (remaining.kind != sfNumber || remaining.num != 0) || reset.kind != sfNumber || reset.num <= 0 {
 		return 0, false
 	}
 	return seconds(reset.num), true
@@ -121,21 +155,46 @@ func policyWindow(policies []string, name sfValue) (time.Duration, bool) {
 }
 
 // HasRateLimit reports, cheaply, whether h carries one of the fields that
-// say how many requests remain (RateLimit, RateLimit-Remaining,
-// X-RateLimit-Remaining): without them RateLimitWait asks for nothing.
+// say how many requests remain (RateLimit and the Remaining fields
+// RateLimitWait reads): without them RateLimitWait asks for nothing, unless
+// the response was refused.
 func HasRateLimit(h http.Header) bool {
-	return len(h[fieldRateLimit]) > 0 || len(h[fieldRemaining]) > 0 || len(h[fieldXRemaining]) > 0
+	if len(h[fieldRateLimit]) > 0 {
+		return true
+	}
+	for _, p := range pairs {
+		if len(h[p.remaining]) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
-// remainingReset reads a Remaining/Reset pair of fields: a wait only when
-// remaining is 0 and reset is in the future.
-func remainingReset(remaining string, reset []string, now time.Time) (time.Duration, bool) {
-	left, ok := number(firstItem(remaining))
-	if !ok || left != 0 || len(reset) == 0 {
-		return 0, false
+// resetWait reads a reset field value: how long from now until it.
+func resetWait(value string, now time.Time) (time.Duration, bool) {
+	if r, ok := number(firstItem(value)); ok {
+		return epochOrDelta(r, now)
 	}
-	r, ok := number(firstItem(reset[0]))
-	if !ok || r <= 0 {
+	value = strings.TrimSpace(value)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04Z07:00"} {
+		if when, err := time.Parse(layout, value); err == nil {
+			return until(when, now)
+		}
+	}
+	if when, err := http.ParseTime(value); err == nil {
+		return until(when, now)
+	}
+	if d, err := time.ParseDuration(value); err == nil && d > 0 {
+		return min(d, maxSeconds*time.Second), true
+	}
+	return 0, false
+}
+
+// epochOrDelta reads a numeric reset r: delta seconds, or a Unix time in
+// seconds from epochSecondsThreshold on, in milliseconds from
+// epochMillisThreshold on.
+func epochOrDelta(r float64, now time.Time) (time.Duration, bool) {
+	if r <= 0 {
 		return 0, false
 	}
 	if r < epochSecondsThreshold {
@@ -148,7 +207,25 @@ func remainingReset(remaining string, reset []string, now time.Time) (time.Durat
 		return 0, false
 	}
 	whole, frac := math.Modf(r)
-	d := time.Unix(int64(whole), int64(frac*1e9)).Sub(now)
+	return until(time.Unix(int64(whole), int64(frac*1e9)), now)
+}
+
+// deltaSeconds reads a reset given in seconds from now, such as "64.57".
+func deltaSeconds(v string) (time.Duration, bool) {
+	s, ok := number(v)
+	if !ok || s <= 0 {
+		return 0, false
+	}
+	return seconds(s), true
+}
+
+// until returns how long from now until when, if when is after now and
+// not absurdly far.
+func until(when, now time.Time) (time.Duration, bool) {
+	if when.After(now.Add(maxSeconds * time.Second)) {
+		return 0, false
+	}
+	d := when.Sub(now)
 	return d, d > 0
 }
 

@@ -1,16 +1,50 @@
-// Package hints reads what an HTTP server says about when it may be asked again.
+// Package hints reads what an HTTP server says about when it may be asked
+// again: Retry-After and the rate-limit fields real APIs send. Every
+// reader takes any bytes without failing or panicking: a malformed value
+// asks for nothing.
+//
+// Where a value can be read more than one way, the readers choose the
+// reading that never comes back sooner than the server could have meant
+// (the caller caps what they return):
+//
+//   - a Retry-After with a decimal part ("2.0", Shopify's) is rounded up
+//     to whole seconds;
+//   - a reset below 1e9 is delta seconds, even where the server meant
+//     milliseconds (a reset of 600000 waits 600000 seconds, capped);
+//     from 1e9 on it is a Unix time in seconds, from 1e12 on in
+//     milliseconds;
+//   - a 429 without Retry-After whose rate-limit fields say requests
+//     remain waits for the longest reset they give: another quota, such
+//     as OpenAI's tokens or a quota the fields do not show, is used up
+//     (with Retry-After the server said when: GitHub's secondary limits
+//     answer so while the hourly quota has requests left);
+//   - where several fields ask for a wait, the longest wins.
 package hints
 
 import (
+	"math"
 	"net/http"
 	"strings"
 	"time"
 )
 
+// RetryAfterField returns how long the Retry-After fields of h ask the
+// client to wait at now: the longest of them, when a server sends more
+// than one. See RetryAfter.
+func RetryAfterField(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	for _, v := range h["Retry-After"] {
+		if w, ok := RetryAfter(v, now); ok {
+			d = max(d, w)
+		}
+	}
+	return d, d > 0
+}
+
 // RetryAfter returns how long a Retry-After field value asks the client to
-// wait at now. The value is delta-seconds ("120") or an HTTP date in any
-// form http.ParseTime reads. ok is false for an empty or malformed value, a
-// delay of zero, or a date that is not after now: such a value asks for
+// wait at now. The value is delta-seconds ("120"), delta-seconds with a
+// decimal part ("2.0", rounded up to whole seconds) or an HTTP date in any
+// form http.ParseTime reads. ok is false for an empty or malformed value,
+// a delay of zero, or a date that is not after now: such a value asks for
 // nothing.
 func RetryAfter(value string, now time.Time) (d time.Duration, ok bool) {
 	value = strings.TrimSpace(value)
@@ -23,6 +57,12 @@ func RetryAfter(value string, now time.Time) (d time.Duration, ok bool) {
 			return 0, false
 		}
 		return seconds(float64(secs)), true
+	}
+	if secs, ok := number(value); ok {
+		if secs = math.Ceil(secs); secs == 0 {
+			return 0, false
+		}
+		return seconds(secs), true
 	}
 	when, err := http.ParseTime(value)
 	if err != nil {
@@ -39,9 +79,9 @@ func RetryAfter(value string, now time.Time) (d time.Duration, ok bool) {
 const maxSeconds = 1 << 32
 
 // seconds converts a non-negative number of seconds to a Duration, capped
-// at maxSeconds.
+// at maxSeconds, rounding up what float64 cannot hold exactly ("64.57").
 func seconds(s float64) time.Duration {
-	return time.Duration(min(s, maxSeconds) * float64(time.Second))
+	return time.Duration(math.Ceil(min(s, maxSeconds) * float64(time.Second)))
 }
 
 func isDigits(s string) bool {

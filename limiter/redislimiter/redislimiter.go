@@ -269,13 +269,14 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 }
 
 // Observe implements limiter.Limiter. This process's limiter.Memory takes
-// in what the server said and decides the pause it asks for, if any; the
-// pause is then written to Redis, so that it holds every worker. Made
-// while Redis does not answer, it reaches Redis when Redis answers again.
-// A Crawl-delay stays in this process.
+// in what the server said and decides the pause it asks for, if any
+// (backoff after errors and transport failures included); the pause is
+// then written to Redis, so that it holds every worker. Made while Redis
+// does not answer, it reaches Redis when Redis answers again. A
+// Crawl-delay stays in this process.
 func (l *Limiter) Observe(ctx context.Context, r limiter.Request, o limiter.Observation) (time.Duration, error) {
 	added, err := l.local.Observe(ctx, r, o)
-	if err != nil || added <= 0 || o.Status == 0 {
+	if err != nil || added <= 0 || o.Status == 0 && !o.Failed {
 		return added, err
 	}
 	st, err := l.local.State(ctx, r)
