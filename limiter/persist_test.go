@@ -309,3 +309,38 @@ func FuzzPersistValue(f *testing.F) {
 		require.NoError(t, m.Close())
 	})
 }
+
+// Commits that run while new keys come in and old ones are dropped leave
+// in the file every key the Memory holds.
+func TestCommitsDuringChangesKeepEveryKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	m := persisted(t, path)
+	stop := make(chan struct{})
+	committed := make(chan error)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				committed <- nil
+				return
+			default:
+				if err := m.Commit(); err != nil {
+					committed <- err
+					return
+				}
+			}
+		}
+	}()
+	const n = 50000
+	quick := limiter.Rule{MinDelay: time.Nanosecond} // recovered at once: swept as keys come in
+	for i := range n {
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("quick%d.example", i), Rule: &quick})
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &slowRule})
+	}
+	close(stop)
+	require.NoError(t, <-committed)
+	require.NoError(t, m.Close())
+
+	again := persisted(t, path)
+	assert.Equal(t, n, again.Len())
+}

@@ -105,6 +105,7 @@ func writeScaleState(t *testing.T, path string, n int) {
 	for i := range n {
 		m.Reserve(context.Background(), limiter.Request{Key: scaleKey(i), Rule: &rule})
 	}
+	require.Equal(t, n, m.Len())
 	start := time.Now()
 	require.NoError(t, m.Close())
 	t.Logf("first commit of %d domains: %v", n, time.Since(start).Round(time.Millisecond))

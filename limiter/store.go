@@ -182,8 +182,8 @@ func (st *store) record(err error) {
 }
 
 // commit writes the keys that changed in one transaction: each key's
-// state as it is now, or its removal if m no longer holds it or it has
-// fully recovered. Each state is locked only while it is encoded.
+// state as it is now, or its removal if m dropped it or it has fully
+// recovered. Each state is locked only while it is encoded.
 func (st *store) commit(m *Memory) error {
 	st.commitMu.Lock()
 	defer st.commitMu.Unlock()
@@ -194,20 +194,14 @@ func (st *store) commit(m *Memory) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	// Unmark first: a change made while the batch is encoded marks its
-	// key again, for the next commit.
-	for _, s := range batch {
-		s.mu.Lock()
-		s.dirty = false
-		s.mu.Unlock()
-	}
+	// A key's latest state in the batch is the one to write: a state m
+	// dropped comes before the one that took its key.
 	values := make(map[string][]byte, len(batch)) // nil removes the key
 	now := m.sinceEpoch()
 	for _, s := range batch {
-		if _, seen := values[s.key]; seen || len(s.key) == 0 || len(s.key) > bolt.MaxKeySize {
-			continue
+		if len(s.key) > 0 && len(s.key) <= bolt.MaxKeySize {
+			values[s.key] = s.encode(now)
 		}
-		values[s.key] = m.encodeKey(s.key, now)
 	}
 	err := st.db.Update(func(tx *bolt.Tx) error {
 		keys := tx.Bucket(keysBucket)
@@ -230,29 +224,27 @@ func (st *store) commit(m *Memory) error {
 		return nil
 	})
 	if err != nil {
-		for _, s := range batch {
-			s.mu.Lock()
-			s.changed()
-			s.mu.Unlock()
-		}
+		// The next commit tries the batch again, before what changed since.
+		st.mu.Lock()
+		st.changed = append(batch, st.changed...)
+		st.mu.Unlock()
 		err = fmt.Errorf("limiter: state file %s: %w", st.path, err)
 		st.record(err)
 	}
 	return err
 }
 
-// encodeKey returns the value to store for key: its state at now, or nil
-// if m does not hold it or it has fully recovered.
-func (m *Memory) encodeKey(key string, now int64) []byte {
-	s := m.lockExisting(key, &noRule)
-	if s == nil {
-		return nil
-	}
+// encode returns the value to store for s at now, nil if it was dropped
+// or has fully recovered, and marks it unchanged: a change after it marks
+// it again, for the next commit.
+func (s *lockedState) encode(now int64) []byte {
+	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.quietAt <= now {
+	s.dirty = false
+	if s.dropped || s.quietAt <= now {
 		return nil
 	}
-	value, err := json.Marshal(m.save(&s.keyState))
+	value, err := json.Marshal(s.owner.save(&s.keyState))
 	if err != nil {
 		panic("limiter: encoding a key's state: " + err.Error()) // a savedKey always encodes
 	}
