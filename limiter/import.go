@@ -36,14 +36,14 @@ func importJSON(path string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, err)
 	}
-	real, err := filepath.EvalSymlinks(path)
+	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return fmt.Errorf("limiter: state file: %w", err)
 	}
-	if err := writeStore(real+".import", in.Keys); err != nil {
+	if err := writeStore(target+".import", in.Keys); err != nil {
 		return fmt.Errorf("limiter: importing state file %s: %w", path, err)
 	}
-	if err := os.Rename(real+".import", real); err != nil {
+	if err := os.Rename(target+".import", target); err != nil {
 		return fmt.Errorf("limiter: importing state file %s: %w", path, err)
 	}
 	return nil
