@@ -1,11 +1,14 @@
 # The README's commands. `make test` checks gofmt, then in every module of
 # go.work (the root, limiter/redislimiter, metrics, cmd/polite, benchmarks,
-# examples/colly, examples/retryablehttp) that go.mod is tidy, go vet,
+# examples/colly, examples/resty, examples/retryablehttp) that go.mod is
+# tidy (.ci/tidy-diff), go vet,
 # staticcheck and the tests, as CI (.ci/run) does. A failing module does
 # not stop the others; the target fails at the end, naming them.
-.PHONY: test fmt licenses lint staticcheck-installed apidiff demo bench
+.PHONY: test fmt licenses lint staticcheck-installed apidiff release-check demo bench
 
 MODULES := $(shell go list -m -f '{{.Dir}}')
+# The version about to be tagged, at which the modules require each other.
+RELEASE_VERSION ?= v0.2.0
 STATICCHECK ?= staticcheck
 
 # each runs $(1) in every module's directory.
@@ -15,7 +18,7 @@ each = @failed=; for dir in $(MODULES); do \
 	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
 
 test: fmt licenses staticcheck-installed
-	$(call each,go mod tidy -diff && go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
+	$(call each,$(CURDIR)/.ci/tidy-diff && go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
 
 fmt:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -32,7 +35,12 @@ staticcheck-installed:
 
 # apidiff reports each module's API difference from its last tag (gorelease).
 apidiff:
-	.ci/apidiff
+	HEAD_VERSION=$(RELEASE_VERSION) .ci/apidiff
+
+# release-check proves the README's install commands at RELEASE_VERSION
+# without a network, from a local module proxy (.ci/release-check).
+release-check:
+	RELEASE_VERSION=$(RELEASE_VERSION) .ci/release-check
 
 demo:
 	go run ./cmd/polite demo

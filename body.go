@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -8,33 +9,46 @@ import (
 	"github.com/polite-go/polite/internal/ticket"
 )
 
-// trackedBody ends its request's flight when it is closed, once. It
-// holds no pointer it changes, so that closing it costs no write barrier.
+// trackedBody ends its request's flight when it is read to its end or
+// closed, whichever comes first, once, as net/http returns a connection to
+// its pool then. It holds no pointer it changes, so that ending the flight
+// costs no write barrier.
 type trackedBody struct {
 	io.ReadCloser
-	done atomic.Bool
-	d    *domain
+	done   atomic.Bool
+	d      *domain
+	tk     *ticket.Ticket     // nil if the request carries none
+	cancel context.CancelFunc // ends WithTimeout's context; nil without it
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.end()
+	}
+	return n, err
 }
 
 func (b *trackedBody) Close() error {
 	err := b.ReadCloser.Close()
+	b.end()
+	return err
+}
+
+func (b *trackedBody) end() {
 	if b.done.CompareAndSwap(false, true) {
-		b.d.finish()
+		endFlight(b.d, b.tk, b.cancel)
 	}
-	return err
 }
 
-// ticketedBody is a trackedBody whose request carries a ticket, which
-// ends with the flight.
-type ticketedBody struct {
-	trackedBody
-	tk *ticket.Ticket
-}
-
-func (b *ticketedBody) Close() error {
-	err := b.trackedBody.Close()
-	b.tk.Done() // once only: a Ticket calls its function the first time
-	return err
+// endFlight ends the flight of a request to d: its place and stats, its
+// ticket and its WithTimeout context.
+func endFlight(d *domain, tk *ticket.Ticket, cancel context.CancelFunc) {
+	d.finish()
+	tk.Done() // once only: a Ticket calls its function the first time
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // trackedReadWriteBody keeps the io.Writer of a 101 Switching Protocols
@@ -46,20 +60,15 @@ type trackedReadWriteBody struct {
 
 func (b trackedReadWriteBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// track wraps body so that closing it ends the flight of its request to
-// d, and tk; a missing or empty body ends it at once.
-func track(d *domain, tk *ticket.Ticket, body io.ReadCloser) io.ReadCloser {
+// track wraps body so that reading it to its end or closing it ends the
+// flight of its request to d, with tk and cancel; a missing or empty body
+// ends it at once.
+func track(d *domain, tk *ticket.Ticket, cancel context.CancelFunc, body io.ReadCloser) io.ReadCloser {
 	if body == nil || body == http.NoBody {
-		d.finish()
-		tk.Done()
+		endFlight(d, tk, cancel)
 		return body
 	}
-	var tracked io.ReadCloser
-	if tk == nil {
-		tracked = &trackedBody{ReadCloser: body, d: d}
-	} else {
-		tracked = &ticketedBody{trackedBody: trackedBody{ReadCloser: body, d: d}, tk: tk}
-	}
+	tracked := &trackedBody{ReadCloser: body, d: d, tk: tk, cancel: cancel}
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tracked, w}
 	}

@@ -88,14 +88,14 @@ func TestDomainConfigErrors(t *testing.T) {
 		{"empty domain", []polite.Option{polite.WithDomain("", everySecond)}, "", "domains"},
 		{"bad host", []polite.Option{polite.WithDomain("exa mple.com", everySecond)}, "exa mple.com", "domains"},
 		{"negative rate", []polite.Option{polite.WithDomain("example.com", config.Limit{RequestsPerSecond: -1, Burst: 1})}, "example.com", "requests_per_second"},
-		{"burst 0", []polite.Option{polite.WithDomain("example.com", config.Limit{RequestsPerSecond: 1})}, "example.com", "burst_capacity"},
-		{"no pace", []polite.Option{polite.WithDomain("example.com", config.Limit{MaxConcurrent: 2})}, "example.com", "requests_per_second"},
+		{"negative burst", []polite.Option{polite.WithDomain("example.com", config.Limit{RequestsPerSecond: 1, Burst: -1})}, "example.com", "burst_capacity"},
+		{"a burst the default's rate refills too slowly", []polite.Option{polite.WithDefault(config.Limit{RequestsPerSecond: 1e-6}), polite.WithDomain("example.com", config.Limit{Burst: 100})}, "example.com", "burst_capacity"},
 		{"negative min_delay", []polite.Option{polite.WithDomain("example.com", config.Limit{MinDelay: -time.Second})}, "example.com", "min_delay"},
 		{"negative jitter", []polite.Option{polite.WithDomain("example.com", config.Limit{MinDelay: time.Second, Jitter: -1})}, "example.com", "jitter"},
 		{"negative max_concurrent", []polite.Option{polite.WithDomain("example.com", config.Limit{MinDelay: time.Second, MaxConcurrent: -1})}, "example.com", "max_concurrent"},
 		{"quota of 0 requests", []polite.Option{polite.WithDomain("example.com", config.Limit{MinDelay: time.Second, Quotas: []config.Quota{{Requests: 0, Window: time.Hour}}})}, "example.com", "quotas[0].requests"},
 		{"quota without window", []polite.Option{polite.WithDomain("example.com", config.Limit{MinDelay: time.Second, Quotas: []config.Quota{{Requests: 5, Window: time.Hour}, {Requests: 5}}})}, "example.com", "quotas[1].window"},
-		{"invalid default", []polite.Option{polite.WithDefault(config.Limit{})}, "default_config", "requests_per_second"},
+		{"invalid default", []polite.Option{polite.WithDefault(config.Limit{Jitter: -1})}, "default_config", "jitter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

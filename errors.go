@@ -10,11 +10,26 @@ import (
 )
 
 // WaitError is the error for a request that polite did not send because
-// its wait failed: the context was cancelled, its deadline could not be
-// met, or the wait was longer than WithMaxWait allows. Nothing was sent and
-// nothing of the domain's pace was consumed. errors.Is sees through it to
-// the cause: context.Canceled, context.DeadlineExceeded or
-// limiter.ErrWaitTooLong.
+// its wait failed: its context ended while it waited for a place under
+// MaxConcurrent or for its turn, its turn would come after the context's
+// deadline, or the wait was longer than WithMaxWait allows. Nothing was
+// sent and nothing of the domain's pace was consumed. errors.Is sees
+// through it to the cause: context.Cause of the request's context (so
+// context.Canceled, context.DeadlineExceeded, or the cause given to
+// context.WithCancelCause or WithDeadlineCause), context.DeadlineExceeded
+// for a turn after the deadline, or limiter.ErrWaitTooLong. A request
+// whose context has ended before it asks for its turn gets net/http's
+// error instead: context.Cause of its context, unwrapped.
+//
+// A wait counts against the context's deadline, and so against
+// http.Client.Timeout: a client with a short timeout that sends many
+// requests to one domain at once sees the later ones fail with a
+// WaitError before their turn. Give each request a time limit that starts
+// with its turn instead: leave Client.Timeout at 0 and give the Transport
+// WithTimeout (as examples/colly does for colly's 10 s), or send the
+// requests through a frontier (package frontier), which hands a worker a
+// request only when its turn has come.
+//
 // A WaitError is not modified after it is returned.
 type WaitError struct {
 	// Domain is the key the request was paced under.
@@ -27,10 +42,13 @@ type WaitError struct {
 
 func (e *WaitError) Error() string {
 	at := e.RetryAt.Format(time.RFC3339Nano)
+	var full *placesTaken
 	switch {
-	case errors.Is(e.Err, context.DeadlineExceeded):
+	case errors.As(e.Err, &full):
+		return fmt.Sprintf("polite: %s: request not sent: %v", e.Domain, full)
+	case e.Err == context.DeadlineExceeded:
 		return fmt.Sprintf("polite: %s: request not sent: its turn comes at %s, after the context's deadline (Client.Timeout or context deadline exceeded while awaiting its turn)", e.Domain, at)
-	case errors.Is(e.Err, context.Canceled):
+	case e.Err == context.Canceled:
 		return fmt.Sprintf("polite: %s: request not sent: context canceled while awaiting its turn at %s", e.Domain, at)
 	}
 	return fmt.Sprintf("polite: %s: request not sent, could go at %s: %v", e.Domain, at, e.Err)
@@ -41,10 +59,35 @@ func (e *WaitError) Unwrap() error { return e.Err }
 // Timeout reports whether the request was refused because its turn came
 // after its context's deadline, as net/http's own timeout errors do, so
 // that url.Error.Timeout and os.IsTimeout see it through an http.Client.
+// A deadline given another cause (context.WithDeadlineCause) is not a
+// timeout.
 func (e *WaitError) Timeout() bool { return errors.Is(e.Err, context.DeadlineExceeded) }
 
 // Temporary reports the same as Timeout, as net/http's timeout errors do.
 func (e *WaitError) Temporary() bool { return e.Timeout() }
+
+// errNotMade is the error of a Transport that NewTransport did not make,
+// such as a zero Transport: it sends nothing.
+var errNotMade = errors.New("polite: a Transport must be made by NewTransport")
+
+// placesTaken is why a request found no place under its domain's
+// MaxConcurrent before its context ended.
+type placesTaken struct {
+	max, inFlight int
+	cause         error // context.Cause of the request's context
+}
+
+func (e *placesTaken) Error() string {
+	why := "context canceled"
+	if e.cause == context.DeadlineExceeded {
+		why = "the context's deadline"
+	} else if e.cause != context.Canceled {
+		why = e.cause.Error()
+	}
+	return fmt.Sprintf("max_concurrent %d: %d in flight until %s (a response body not read to its end or closed holds its place)", e.max, e.inFlight, why)
+}
+
+func (e *placesTaken) Unwrap() error { return e.cause }
 
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.

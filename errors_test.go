@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,13 +45,6 @@ func TestWaitErrorForADeadlineIsATimeout(t *testing.T) {
 	var we *polite.WaitError
 	require.True(t, errors.As(err, &we))
 	assert.WithinDuration(t, time.Now().Add(10*time.Second), we.RetryAt, 2*time.Second)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.com/", nil)
-	_, err = tr.RoundTrip(req)
-	require.True(t, errors.As(err, &we))
-	assert.False(t, we.Timeout(), "a cancelled request is no timeout")
 }
 
 // A URL with no host goes to the base unpaced, as net/http would send
@@ -97,4 +91,17 @@ func TestZoneLiteralsKeyAsTheirAddress(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "fe80::1", key)
 	}
+}
+
+// TestZeroTransportRefuses checks that a zero Transport fails with an error,
+// not a panic, and closes the request's body.
+func TestZeroTransportRefuses(t *testing.T) {
+	var tr polite.Transport
+	body := &closeCounter{Reader: strings.NewReader("x")}
+	req, err := http.NewRequest(http.MethodPost, "http://example.com/", body)
+	require.NoError(t, err)
+	resp, err := tr.RoundTrip(req)
+	assert.Nil(t, resp)
+	assert.EqualError(t, err, "polite: a Transport must be made by NewTransport")
+	assert.EqualValues(t, 1, body.closes.Load())
 }

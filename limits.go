@@ -13,13 +13,13 @@ import (
 )
 
 // resolveDomains normalises the configured domains and checks that each can
-// be reached under keyFunc. An entry replaces those of earlier options for
-// the same domain.
-func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.Limit, error) {
+// be reached under keyFunc; each limit takes what it leaves out from def.
+// An entry replaces those of earlier options for the same domain.
+func resolveDomains(entries []domainEntry, keyFunc KeyFunc, def config.Limit) (map[string]*config.Limit, error) {
 	limits := make(map[string]*config.Limit, len(entries))
 	from := make(map[string]domainEntry, len(entries))
 	for _, e := range entries {
-		name, l := e.name, e.limit
+		name, l := e.name, e.limit.Inherit(def)
 		if name == "" {
 			return nil, &config.FieldError{Domain: name, Field: "domains", Err: errors.New("domain name is empty")}
 		}
@@ -46,6 +46,9 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc) (map[string]*config.
 // (www.example.com under DomainKey), is an error. Any other name is a key
 // as the key function writes it.
 func configKey(name string, keyFunc KeyFunc) (string, error) {
+	if asWritten, err := checkDomainName(name, keyFunc); asWritten || err != nil {
+		return name, err
+	}
 	host, err := normalizeHost(name)
 	if err != nil {
 		return name, nil
@@ -81,14 +84,11 @@ func (t *Transport) newDomain(key string) *domain {
 }
 
 // Limit returns the limit that paces domain: its own, or the default.
+// domain is keyed as a request would be: a host name (www.example.com)
+// or URL answers for its key (example.com under DomainKey).
 func (t *Transport) Limit(domain string) config.Limit {
-	if l, ok := t.limits[domain]; ok {
+	if l, ok := t.limits[t.keyOf(domain)]; ok {
 		return *l
-	}
-	if key, err := normalizeHost(domain); err == nil {
-		if l, ok := t.limits[key]; ok {
-			return *l
-		}
 	}
 	return *t.defaultLimit
 }

@@ -12,8 +12,15 @@ import (
 )
 
 // Option configures a Transport. Options are applied once, by
-// NewTransport, before the Transport is shared. Zero or nil given to an
-// option means its default.
+// NewTransport, before the Transport is shared. These zero values mean the
+// option's default: WithDefault(config.Limit{}) (1 request a second, burst
+// 1; a limit's zero fields take the default's, as config.Limit.Inherit
+// says), WithConfig(nil) (changes nothing), WithKeyFunc(nil) (DomainKey),
+// WithLimiter(nil) (a limiter.Memory), WithMaxWait(0) (no cap),
+// WithTimeout(0) (none), WithMaxDomains(0) (10,000), WithLogger(nil)
+// (silent), WithMaxPause(0) (10 minutes) and WithMaxCrawlDelay(0) (30
+// seconds). A negative duration or count, and an empty domain name, are
+// errors.
 type Option func(*options)
 
 type options struct {
@@ -24,6 +31,7 @@ type options struct {
 	byHost         bool // keyFunc is the default, which depends on the host alone
 	limiter        limiter.Limiter
 	maxWait        time.Duration
+	timeout        time.Duration
 	maxDomains     int
 	maxPause       time.Duration
 	loopbackExempt bool
@@ -75,6 +83,7 @@ func (o *options) withDefaults() {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
+	o.defaultLimit = o.defaultLimit.Inherit(defaultLimit)
 }
 
 // check reports the first option that cannot be used, and puts the
@@ -85,6 +94,8 @@ func (o *options) check() error {
 		return fmt.Errorf("polite: WithMaxDomains: must not be negative, got %d", o.maxDomains)
 	case o.maxWait < 0:
 		return fmt.Errorf("polite: WithMaxWait: must not be negative, got %v", o.maxWait)
+	case o.timeout < 0:
+		return fmt.Errorf("polite: WithTimeout: must not be negative, got %v", o.timeout)
 	case o.maxPause < 0:
 		return fmt.Errorf("polite: WithMaxPause: must not be negative, got %v", o.maxPause)
 	}
@@ -95,15 +106,21 @@ func (o *options) check() error {
 }
 
 // WithDefault sets the limit of every domain that has none of its own: 1
-// request a second, burst 1, by default.
+// request a second, burst 1, by default. What l leaves out it takes from
+// that built-in default, as config.Limit.Inherit says: WithDefault(config.Limit{})
+// is the built-in default, and WithDefault(config.Limit{MaxConcurrent: 2})
+// adds a cap to it.
 func WithDefault(l config.Limit) Option {
 	return func(o *options) { o.defaultLimit = l }
 }
 
 // WithDomain sets the limit of one domain, named as the key function names
 // it (with DomainKey, the registrable domain: "example.com", not
-// "www.example.com"). A later option that names the same domain, however
-// it is spelt ("Example.COM."), replaces it.
+// "www.example.com"). What l leaves out it takes from the default, as
+// config.Limit.Inherit says. A later option that names the same domain,
+// however it is spelt ("Example.COM."), replaces it. A URL, a path or a
+// port ("https://example.com", "example.com:8080") is an error that says
+// what to write, unless the key function keys requests by that very name.
 func WithDomain(domain string, l config.Limit) Option {
 	return func(o *options) {
 		o.domainOptions++
@@ -148,6 +165,18 @@ func WithLimiter(l limiter.Limiter) Option {
 // default there is no cap beyond the request's context.
 func WithMaxWait(d time.Duration) Option {
 	return func(o *options) { o.maxWait = d }
+}
+
+// WithTimeout gives each request d from its turn: sending it, its
+// response's headers and reading its body must all fit in d, as they must
+// fit in http.Client.Timeout from the call, but the wait for its turn does
+// not count. A request that runs out of it fails as one that ran out of
+// Client.Timeout does, with an error wrapping context.DeadlineExceeded.
+// Use it instead of Client.Timeout (leave that 0) where many requests to
+// one domain may be waiting at once, as a crawler with a short timeout
+// such as colly's has; see WaitError. By default there is none.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) { o.timeout = d }
 }
 
 // WithMaxDomains sets how many domains the Transport tracks at most, 10,000

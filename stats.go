@@ -9,10 +9,11 @@ import (
 )
 
 // Stats returns a copy of domain's counters, and false if the Transport
-// does not track domain. The domain is normalised as the key function's
-// output is (lower case, punycode).
+// does not track domain. domain is keyed as a request would be: a host
+// name (www.example.com) or URL answers for its key (example.com under
+// DomainKey).
 func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
-	d, ok := t.lookup(domain)
+	d, ok := t.domains.load(t.keyOf(domain))
 	if !ok {
 		return stats.Snapshot{}, false
 	}
@@ -29,16 +30,14 @@ func (t *Transport) AllStats() map[string]stats.Snapshot {
 }
 
 // RemainingWait returns how long a request to domain sent now would wait,
-// consuming nothing; 0 for a domain never seen.
+// consuming nothing; 0 for a domain never seen. domain is keyed as in
+// Stats.
 func (t *Transport) RemainingWait(domain string) time.Duration {
-	d, ok := t.lookup(domain)
+	key := t.keyOf(domain)
+	d, ok := t.domains.load(key)
 	if !ok {
 		// Never seen, or forgotten by the table while the limiter may
 		// still pace it: ask the limiter under the limit it would get.
-		key := domain
-		if host, err := normalizeHost(domain); err == nil {
-			key = host
-		}
 		d = t.newDomain(key)
 	}
 	if d.unpaced {
@@ -69,16 +68,4 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	}
 	s.Quotas = st.Quotas
 	return s
-}
-
-// lookup finds a tracked domain by its key, or by the key the host-based
-// key functions would make of it ("WWW.Example.com." finds "www.example.com").
-func (t *Transport) lookup(domain string) (*domain, bool) {
-	if d, ok := t.domains.load(domain); ok {
-		return d, true
-	}
-	if key, err := normalizeHost(domain); err == nil && key != domain {
-		return t.domains.load(key)
-	}
-	return nil, false
 }

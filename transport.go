@@ -48,11 +48,15 @@ import (
 //
 // A Transport is safe for concurrent use by many goroutines. It holds no
 // lock while a request waits, so a slow domain never stalls another.
+//
+// Make a Transport with NewTransport: a zero Transport refuses every
+// request with an error.
 type Transport struct {
 	base           http.RoundTripper
 	keyFunc        KeyFunc
 	limiter        limiter.Limiter
 	maxWait        time.Duration
+	timeout        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
 	userAgent      string // sent with requests that carry none
@@ -65,8 +69,9 @@ type Transport struct {
 	robots   *robotscache.Cache // nil unless WithRobots
 }
 
-// NewTransport returns a Transport that sends requests through base
-// (http.DefaultTransport when nil), paced as opts say. Every domain is
+// NewTransport returns a Transport that sends requests through base (a
+// clone of http.DefaultTransport when nil, so that TLS settings made
+// through the Transport stay its own), paced as opts say. Every domain is
 // paced at 1 request a second, burst 1, unless an option says otherwise.
 // An invalid limit is an error naming the domain and the field (a
 // *config.FieldError).
@@ -76,7 +81,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		opt(&o)
 	}
 	if base == nil {
-		base = http.DefaultTransport
+		base = defaultBase()
 	}
 	if err := o.check(); err != nil {
 		return nil, err
@@ -85,7 +90,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err := o.defaultLimit.Validate("default_config"); err != nil {
 		return nil, err
 	}
-	limits, err := resolveDomains(o.domains, o.keyFunc)
+	limits, err := resolveDomains(o.domains, o.keyFunc, o.defaultLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +99,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		keyFunc:        o.keyFunc,
 		limiter:        o.limiter,
 		maxWait:        o.maxWait,
+		timeout:        o.timeout,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
 		userAgent:      o.userAgent,
@@ -116,6 +122,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.keyFunc == nil {
+		closeRequestBody(req)
+		return nil, errNotMade
+	}
 	req = t.withUserAgent(req)
 	tk := ticket.From(req.Context())
 	d, err := t.acquire(req)
@@ -123,6 +133,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		tk.Done()
 		return nil, err
+	}
+	if ctx := req.Context(); ctx.Err() != nil {
+		// Done before its turn was asked for: net/http's own error.
+		d.stats.Canceled()
+		return nil, refuse(req, d, tk, false, context.Cause(ctx))
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
@@ -150,14 +165,20 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	d.used(sent)
 	d.stats.Sent(sent, waited, degraded)
 	d.stats.InFlight(1)
-	resp, err := t.send(base, req, d, tk)
+	var cancel context.CancelFunc
+	if t.timeout > 0 {
+		var sendCtx context.Context
+		sendCtx, cancel = context.WithTimeout(ctx, t.timeout)
+		req = req.WithContext(sendCtx)
+	}
+	resp, err := t.send(base, req, d, tk, cancel)
 	if err != nil {
 		t.learnFailure(ctx, d, err, sent)
 		return nil, err
 	}
 	d.stats.Response(resp.StatusCode)
 	t.learn(ctx, d, resp, sent)
-	resp.Body = track(d, tk, resp.Body)
+	resp.Body = track(d, tk, cancel, resp.Body)
 	return resp, nil
 }
 
@@ -179,15 +200,15 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // send sends the request, which holds d, through base. If base fails, or
-// panics, the request's flight ends there: its slot and its claim on d are
-// given back before the error returns or the panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (resp *http.Response, err error) {
+// panics, the request's flight ends there: its slot, its claim on d and
+// its WithTimeout context (cancel, if not nil) are given back before the
+// error returns or the panic goes on up.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, cancel context.CancelFunc) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
 			d.stats.Failed()
-			d.finish()
-			tk.Done()
+			endFlight(d, tk, cancel)
 		}
 	}()
 	resp, err = base.RoundTrip(req)
@@ -238,7 +259,8 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 	case d.slots <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: ctx.Err()}
+		full := &placesTaken{max: cap(d.slots), inFlight: len(d.slots), cause: context.Cause(ctx)}
+		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: full}
 	}
 }
 
@@ -261,9 +283,13 @@ func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited
 		}
 		return sent, res.Wait, res.Degraded, nil
 	}
-	for _, cause := range []error{context.Canceled, context.DeadlineExceeded, limiter.ErrWaitTooLong} {
+	retryAt := t.clock.now().Add(res.Wait)
+	if ctx.Err() != nil {
+		return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
+	}
+	for _, cause := range []error{context.DeadlineExceeded, limiter.ErrWaitTooLong} {
 		if errors.Is(err, cause) {
-			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: t.clock.now().Add(res.Wait), Err: cause}
+			return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: retryAt, Err: cause}
 		}
 	}
 	return time.Time{}, 0, false, fmt.Errorf("polite: %s: limiter: %w", d.key, err)
@@ -296,6 +322,16 @@ func hostForURL(host string) string {
 		}
 	}
 	return host
+}
+
+// defaultBase is the base of a Transport given none: a clone of
+// http.DefaultTransport, or http.DefaultTransport itself if a program has
+// replaced it with something other than an *http.Transport.
+func defaultBase() http.RoundTripper {
+	if d, ok := http.DefaultTransport.(*http.Transport); ok {
+		return d.Clone()
+	}
+	return http.DefaultTransport
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

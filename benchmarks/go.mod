@@ -4,8 +4,8 @@ go 1.25.0
 
 require (
 	github.com/go-redis/redis_rate/v10 v10.0.1
-	github.com/polite-go/polite v0.0.0
-	github.com/polite-go/polite/limiter/redislimiter v0.0.0
+	github.com/polite-go/polite v0.2.0
+	github.com/polite-go/polite/limiter/redislimiter v0.2.0
 	github.com/redis/go-redis/v9 v9.22.0
 	golang.org/x/net v0.56.0
 	golang.org/x/time v0.15.0
@@ -18,7 +18,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 )
-
-replace github.com/polite-go/polite => ..
-
-replace github.com/polite-go/polite/limiter/redislimiter => ../limiter/redislimiter

@@ -39,6 +39,8 @@ func TestLimitFromEnvVariables(t *testing.T) {
 			want: Limit{RequestsPerSecond: 0.5, Burst: 2, MinDelay: 1500 * time.Millisecond, Jitter: 250 * time.Millisecond, Quotas: base.Quotas}},
 		{name: "no prefix", prefix: "", env: env{"RATE_LIMIT": "7", "RATE_BURST": "7"},
 			want: Limit{RequestsPerSecond: 7, Burst: 7, MaxConcurrent: 4, Quotas: base.Quotas}},
+		{name: "rate off leaves the default's pace", prefix: "APP", env: env{"APP_RATE_LIMIT": "0", "APP_RATE_BURST": "0"},
+			want: Limit{MaxConcurrent: 4, Quotas: base.Quotas}},
 		{name: "min delay alone", prefix: "APP", env: env{"APP_RATE_LIMIT": "0", "APP_RATE_BURST": "0", "APP_MIN_DELAY": "2s"},
 			want: Limit{MinDelay: 2 * time.Second, MaxConcurrent: 4, Quotas: base.Quotas}},
 
@@ -50,14 +52,12 @@ func TestLimitFromEnvVariables(t *testing.T) {
 			wantVar: "APP_RATE_LIMIT", wantPre: `config: APP_RATE_LIMIT="-1": `},
 		{name: "burst not whole", prefix: "APP", env: env{"APP_RATE_BURST": "2.5"},
 			wantVar: "APP_RATE_BURST", wantErr: `config: APP_RATE_BURST="2.5": not a whole number such as 5`},
-		{name: "burst zero", prefix: "APP", env: env{"APP_RATE_BURST": "0"},
-			wantVar: "APP_RATE_BURST", wantPre: `config: APP_RATE_BURST="0": `},
+		{name: "burst negative", prefix: "APP", env: env{"APP_RATE_BURST": "-1"},
+			wantVar: "APP_RATE_BURST", wantPre: `config: APP_RATE_BURST="-1": `},
 		{name: "delay without unit", prefix: "APP", env: env{"APP_MIN_DELAY": "2"},
 			wantVar: "APP_MIN_DELAY", wantErr: `config: APP_MIN_DELAY="2": not a duration such as "250ms" or "1.5s"`},
 		{name: "jitter negative", prefix: "APP", env: env{"APP_JITTER": "-1s"}, wantVar: "APP_JITTER"},
 		{name: "max concurrent negative", prefix: "APP", env: env{"APP_MAX_CONCURRENT": "-3"}, wantVar: "APP_MAX_CONCURRENT"},
-		{name: "rate off leaves nothing to pace by", prefix: "APP", env: env{"APP_RATE_LIMIT": "0", "APP_RATE_BURST": "0"},
-			wantVar: "APP_RATE_LIMIT", wantPre: `config: APP_RATE_LIMIT="0": `},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,9 +79,9 @@ func TestLimitFromEnvVariables(t *testing.T) {
 }
 
 func TestLimitFromEnvNamesUnsetVariable(t *testing.T) {
-	_, err := limitFromLookup("APP", Limit{}, env{}.lookup)
+	_, err := limitFromLookup("APP", Limit{RequestsPerSecond: 1, Burst: -1}, env{}.lookup)
 	require.Error(t, err)
-	assert.True(t, strings.HasPrefix(err.Error(), "config: APP_RATE_LIMIT (not set): "), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "config: APP_RATE_BURST (not set): "), err.Error())
 }
 
 func TestLimitFromEnvKeepsQuotaErrors(t *testing.T) {

@@ -21,12 +21,20 @@ import (
 //	  }
 //	}
 //
+// In JSON, a field that a limit leaves out is taken from default_config,
+// and a field that default_config leaves out from the built-in default (1
+// request a second, burst 1, no other rule); a requests_per_second of 0
+// given without a burst_capacity has no burst. Then Limit.Inherit applies,
+// so {"max_concurrent": 2}, {"quotas": [...]} and {"adaptive": true} are
+// each a whole limit at the default's pace. Parse returns every limit
+// with all that filled in.
+//
 // A File is a plain value; do not change it while a Transport uses it.
 type File struct {
 	// Version is the file format's version, "1.0".
 	Version string
 	// Default paces every domain not in Domains; 1 request a second, burst 1, when the
-	// file has no default_config.
+	// file has no default_config. Its fields are the ones Domains' limits leave out.
 	Default Limit
 	// Domains maps a domain, as the key function names it, to its limit.
 	Domains map[string]Limit
@@ -108,7 +116,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	f := &File{Version: raw.Version, Default: defaultLimit}
 	if raw.Default != nil {
-		if err := decodeLimit("default_config", *raw.Default, &f.Default); err != nil {
+		if err := decodeLimit("default_config", *raw.Default, defaultLimit, &f.Default); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +125,7 @@ func Parse(data []byte) (*File, error) {
 	}
 	for _, domain := range sortedKeys(raw.Domains) {
 		var l Limit
-		if err := decodeLimit(domain, raw.Domains[domain], &l); err != nil {
+		if err := decodeLimit(domain, raw.Domains[domain], f.Default, &l); err != nil {
 			return nil, err
 		}
 		f.Domains[domain] = l
@@ -148,9 +156,15 @@ func checkDuplicateKeys(data []byte) error {
 	return fmt.Errorf("config: %s: %w", joinPath(path), errDuplicateKey)
 }
 
-func decodeLimit(domain string, data []byte, l *Limit) error {
+// decodeLimit reads the limit of domain from data, taking from def each
+// field it leaves out, and then what Limit.Inherit takes.
+func decodeLimit(domain string, data []byte, def Limit, l *Limit) error {
 	err := json.Unmarshal(data, l)
 	if err == nil {
+		err = inheritAbsent(l, data, def)
+	}
+	if err == nil {
+		*l = l.Inherit(def)
 		return nil
 	}
 	var fe *fieldErr

@@ -41,8 +41,9 @@ func TestLoadEveryRule(t *testing.T) {
 		Quotas:            []config.Quota{{Requests: 30, Window: time.Hour}, {Requests: 100, Window: 24 * time.Hour}},
 		Adaptive:          true,
 	}, f.Domains["example.com"])
-	assert.Equal(t, config.Limit{MinDelay: 10 * time.Second}, f.Domains["slow.example.org"])
-	assert.Equal(t, config.Limit{Disabled: true}, f.Domains["localhost"])
+	// What a domain leaves out, it takes from default_config.
+	assert.Equal(t, config.Limit{RequestsPerSecond: 0.5, Burst: 2, MinDelay: 10 * time.Second, Jitter: 250 * time.Millisecond}, f.Domains["slow.example.org"])
+	assert.Equal(t, config.Limit{RequestsPerSecond: 0.5, Burst: 2, Jitter: 250 * time.Millisecond, Disabled: true}, f.Domains["localhost"])
 }
 
 func TestLoadMissingFileNamesPath(t *testing.T) {
@@ -83,13 +84,10 @@ func TestParseFieldErrors(t *testing.T) {
 		domain string
 		field  string
 	}{
-		{"zero rate", `{"domains": {"a.com": {"requests_per_second": 0, "burst_capacity": 1}}}`, "a.com", "burst_capacity"},
 		{"negative rate", `{"domains": {"a.com": {"requests_per_second": -2, "burst_capacity": 1}}}`, "a.com", "requests_per_second"},
-		{"no rule", `{"domains": {"a.com": {}}}`, "a.com", "requests_per_second"},
-		{"null limit", `{"domains": {"a.com": null}}`, "a.com", "requests_per_second"},
-		{"zero burst", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": 0}}}`, "a.com", "burst_capacity"},
-		{"burst omitted", `{"domains": {"a.com": {"requests_per_second": 1}}}`, "a.com", "burst_capacity"},
-		{"burst without rate", `{"domains": {"a.com": {"burst_capacity": 2, "min_delay": "1s"}}}`, "a.com", "burst_capacity"},
+		{"negative burst", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": -1}}}`, "a.com", "burst_capacity"},
+		{"burst without rate", `{"domains": {"a.com": {"requests_per_second": 0, "burst_capacity": 2, "min_delay": "1s"}}}`, "a.com", "burst_capacity"},
+		{"inherited burst too large for the rate", `{"default_config": {"burst_capacity": 100}, "domains": {"a.com": {"requests_per_second": 1e-6}}}`, "a.com", "burst_capacity"},
 		{"negative min_delay", `{"domains": {"a.com": {"min_delay": "-1s"}}}`, "a.com", "min_delay"},
 		{"negative jitter", `{"domains": {"a.com": {"min_delay": "1s", "jitter": "-5ms"}}}`, "a.com", "jitter"},
 		{"negative max_concurrent", `{"domains": {"a.com": {"min_delay": "1s", "max_concurrent": -1}}}`, "a.com", "max_concurrent"},
@@ -98,7 +96,6 @@ func TestParseFieldErrors(t *testing.T) {
 		{"quota window missing", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 5}]}}}`, "a.com", "quotas[0].window"},
 		{"quota window negative", `{"domains": {"a.com": {"min_delay": "1s", "quotas": [{"requests": 5, "window": "-1h"}]}}}`, "a.com", "quotas[0].window"},
 		{"bad default", `{"default_config": {"requests_per_second": 1, "burst_capacity": -1}}`, "default_config", "burst_capacity"},
-		{"empty default", `{"default_config": {}}`, "default_config", "requests_per_second"},
 		{"empty domain", `{"domains": {"": {"requests_per_second": 1, "burst_capacity": 1}}}`, "", "domains"},
 		{"unknown field", `{"domains": {"a.com": {"requests_per_second": 1, "burst_capacity": 1, "burst": 2}}}`, "a.com", "burst"},
 		{"unknown field in default", `{"default_config": {"rps": 1}}`, "default_config", "rps"},
@@ -218,10 +215,13 @@ func TestFileMarshalNames(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{
 		"version": "1.0",
-		"default_config": {"requests_per_second": 1, "burst_capacity": 1},
+		"default_config": {"requests_per_second": 1, "burst_capacity": 1, "min_delay": "0s", "jitter": "0s",
+			"max_concurrent": 0, "quotas": [], "disabled": false, "adaptive": false, "target_concurrency": 0,
+			"adaptive_start_delay": "0s", "adaptive_max_delay": "0s", "error_statuses": null},
 		"domains": {"a.com": {
 			"requests_per_second": 2, "burst_capacity": 3, "min_delay": "1.5s", "jitter": "1s",
-			"max_concurrent": 1, "quotas": [{"requests": 30, "window": "1h0m0s"}], "disabled": true, "adaptive": true
+			"max_concurrent": 1, "quotas": [{"requests": 30, "window": "1h0m0s"}], "disabled": true, "adaptive": true,
+			"target_concurrency": 0, "adaptive_start_delay": "0s", "adaptive_max_delay": "0s", "error_statuses": null
 		}}
 	}`, string(data))
 }
@@ -231,4 +231,46 @@ func TestLimitUnmarshalIsStrict(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"min_delay": "2s", "quotas": [{"requests": 3, "window": "10s"}]}`), &l))
 	assert.Equal(t, config.Limit{MinDelay: 2 * time.Second, Quotas: []config.Quota{{Requests: 3, Window: 10 * time.Second}}}, l)
 	assert.Error(t, json.Unmarshal([]byte(`{"min_delay": "2s", "extra": 1}`), &l))
+}
+
+// TestParseInherits checks that a field a limit leaves out comes from
+// default_config, and one default_config leaves out from the built-in
+// default, so that a limit of one field means what it says.
+func TestParseInherits(t *testing.T) {
+	quota := []config.Quota{{Requests: 100, Window: 24 * time.Hour}}
+	tests := []struct {
+		name, def, domain string
+		want              config.Limit
+	}{
+		{"a rate alone has burst 1", ``, `{"requests_per_second": 2}`, config.Limit{RequestsPerSecond: 2, Burst: 1}},
+		{"a cap alone", ``, `{"max_concurrent": 2}`, config.Limit{RequestsPerSecond: 1, Burst: 1, MaxConcurrent: 2}},
+		{"a quota alone", ``, `{"quotas": [{"requests": 100, "window": "24h"}]}`, config.Limit{RequestsPerSecond: 1, Burst: 1, Quotas: quota}},
+		{"adaptive alone", ``, `{"adaptive": true}`, config.Limit{RequestsPerSecond: 1, Burst: 1, Adaptive: true}},
+		{"empty", ``, `{}`, config.Limit{RequestsPerSecond: 1, Burst: 1}},
+		{"the default's fields", `{"requests_per_second": 5, "burst_capacity": 3, "jitter": "1s", "max_concurrent": 4}`, `{"max_concurrent": 2}`,
+			config.Limit{RequestsPerSecond: 5, Burst: 3, Jitter: time.Second, MaxConcurrent: 2}},
+		{"a min_delay beside the default's bucket", `{"requests_per_second": 5, "burst_capacity": 3}`, `{"min_delay": "2s"}`,
+			config.Limit{RequestsPerSecond: 5, Burst: 3, MinDelay: 2 * time.Second}},
+		{"a min_delay with no bucket", `{"requests_per_second": 5, "burst_capacity": 3}`, `{"requests_per_second": 0, "min_delay": "2s"}`,
+			config.Limit{MinDelay: 2 * time.Second}},
+		{"a rate keeps the default's burst", `{"requests_per_second": 5, "burst_capacity": 3}`, `{"requests_per_second": 2}`,
+			config.Limit{RequestsPerSecond: 2, Burst: 3}},
+		{"a default of min_delay alone keeps the built-in bucket", `{"min_delay": "3s"}`, `{"max_concurrent": 1}`,
+			config.Limit{RequestsPerSecond: 1, Burst: 1, MinDelay: 3 * time.Second, MaxConcurrent: 1}},
+		{"the default's error statuses, none", `{"error_statuses": []}`, `{"max_concurrent": 1}`,
+			config.Limit{RequestsPerSecond: 1, Burst: 1, MaxConcurrent: 1, ErrorStatuses: []int{}}},
+		{"disabled keeps false from the default", `{"disabled": true}`, `{"disabled": false, "min_delay": "1s"}`,
+			config.Limit{RequestsPerSecond: 1, Burst: 1, MinDelay: time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"domains": {"a.com": ` + tt.domain + `}}`
+			if tt.def != "" {
+				in = `{"default_config": ` + tt.def + `, "domains": {"a.com": ` + tt.domain + `}}`
+			}
+			f, err := config.Parse([]byte(in))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, f.Domains["a.com"])
+		})
+	}
 }

@@ -12,19 +12,20 @@ import (
 )
 
 // limitJSON is the JSON form of a Limit: durations are Go duration strings.
+// Each field has the Go name of the Limit field it holds.
 type limitJSON struct {
-	RequestsPerSecond  float64     `json:"requests_per_second,omitempty"`
-	Burst              int         `json:"burst_capacity,omitempty"`
-	MinDelay           string      `json:"min_delay,omitempty"`
-	Jitter             string      `json:"jitter,omitempty"`
-	MaxConcurrent      int         `json:"max_concurrent,omitempty"`
-	Quotas             []quotaJSON `json:"quotas,omitempty"`
-	Disabled           bool        `json:"disabled,omitempty"`
-	Adaptive           bool        `json:"adaptive,omitempty"`
-	TargetConcurrency  float64     `json:"target_concurrency,omitempty"`
-	AdaptiveStartDelay string      `json:"adaptive_start_delay,omitempty"`
-	AdaptiveMaxDelay   string      `json:"adaptive_max_delay,omitempty"`
-	ErrorStatuses      *[]int      `json:"error_statuses,omitempty"` // a pointer, to keep [] apart from absent
+	RequestsPerSecond  float64     `json:"requests_per_second"`
+	Burst              int         `json:"burst_capacity"`
+	MinDelay           string      `json:"min_delay"`
+	Jitter             string      `json:"jitter"`
+	MaxConcurrent      int         `json:"max_concurrent"`
+	Quotas             []quotaJSON `json:"quotas"`
+	Disabled           bool        `json:"disabled"`
+	Adaptive           bool        `json:"adaptive"`
+	TargetConcurrency  float64     `json:"target_concurrency"`
+	AdaptiveStartDelay string      `json:"adaptive_start_delay"`
+	AdaptiveMaxDelay   string      `json:"adaptive_max_delay"`
+	ErrorStatuses      *[]int      `json:"error_statuses"` // a pointer, to keep [] apart from absent and null
 }
 
 type quotaJSON struct {
@@ -32,19 +33,21 @@ type quotaJSON struct {
 	Window   string `json:"window"`
 }
 
-// MarshalJSON writes l with the field names of the JSON file.
+// MarshalJSON writes l with the field names of the JSON file, every field
+// included, so that Parse reads it back the same under any default_config.
 func (l Limit) MarshalJSON() ([]byte, error) {
 	out := limitJSON{
 		RequestsPerSecond:  l.RequestsPerSecond,
 		Burst:              l.Burst,
-		MinDelay:           durationString(l.MinDelay),
-		Jitter:             durationString(l.Jitter),
+		MinDelay:           l.MinDelay.String(),
+		Jitter:             l.Jitter.String(),
 		MaxConcurrent:      l.MaxConcurrent,
 		Disabled:           l.Disabled,
 		Adaptive:           l.Adaptive,
 		TargetConcurrency:  l.TargetConcurrency,
-		AdaptiveStartDelay: durationString(l.AdaptiveStartDelay),
-		AdaptiveMaxDelay:   durationString(l.AdaptiveMaxDelay),
+		Quotas:             []quotaJSON{},
+		AdaptiveStartDelay: l.AdaptiveStartDelay.String(),
+		AdaptiveMaxDelay:   l.AdaptiveMaxDelay.String(),
 	}
 	if l.ErrorStatuses != nil {
 		out.ErrorStatuses = &l.ErrorStatuses
@@ -56,7 +59,8 @@ func (l Limit) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads l strictly: unknown fields, keys given twice and
-// wrong types are errors.
+// wrong types are errors. A field left out is zero; Parse instead takes it
+// from the default.
 // It does not validate; Parse does.
 func (l *Limit) UnmarshalJSON(data []byte) error {
 	if key := duplicateKey(data); key != nil {
@@ -124,13 +128,6 @@ func parseDuration(field, s string) (time.Duration, error) {
 		return 0, &fieldErr{field, fmt.Errorf("not a duration such as \"1.5s\": %q", s)}
 	}
 	return d, nil
-}
-
-func durationString(d time.Duration) string {
-	if d == 0 {
-		return ""
-	}
-	return d.String()
 }
 
 // describeDecodeError turns encoding/json's errors into ones that name the

@@ -12,15 +12,20 @@ import (
 // bucket holding Burst tokens), by MinDelay, or both; the other rules add to
 // those. A request goes when every rule of its domain allows it.
 //
-// The zero Limit is invalid; where a limit is left out, polite paces at 1
-// request a second, burst 1.
+// A limit that sets neither RequestsPerSecond nor MinDelay, and is not
+// Disabled, paces at its default's rate, burst and min delay, which are 1
+// request a second, burst 1, unless a default says otherwise; a
+// RequestsPerSecond without a Burst has burst 1 (see Limit.Inherit). So the
+// zero Limit is the default's pace, and Limit{MaxConcurrent: 2} adds a cap
+// to it.
 // A Limit is a plain value: copies are independent, and one that no one
 // changes may be read from any number of goroutines.
 type Limit struct {
-	// RequestsPerSecond is the token bucket's refill rate; 0 means no bucket.
+	// RequestsPerSecond is the token bucket's refill rate; 0 means no
+	// bucket, or the default's pace when MinDelay is 0 too.
 	RequestsPerSecond float64
 	// Burst is how many requests may go back to back when the bucket is
-	// full; at least 1 whenever RequestsPerSecond is set.
+	// full; 0 means 1 when RequestsPerSecond is set.
 	Burst int
 	// MinDelay is the least time between the starts of two requests.
 	MinDelay time.Duration
@@ -91,7 +96,8 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Validate reports the first field of l that cannot be used, as a
-// *FieldError naming domain.
+// *FieldError naming domain. A field l leaves to its default (see
+// Limit.Inherit) is not an error.
 //
 // Besides what each field's doc asks, it refuses values that would make a
 // wait absurd: a requests_per_second below 1e-6 (one request per 11.6
@@ -110,11 +116,11 @@ func (l Limit) Validate(domain string) error {
 		return bad("requests_per_second", "must be a positive number, got %v", l.RequestsPerSecond)
 	case l.RequestsPerSecond > 0 && l.RequestsPerSecond < minRate:
 		return bad("requests_per_second", "must be at least %v (one request per %v), got %v", minRate, time.Duration(1e9/minRate), l.RequestsPerSecond)
-	case l.RequestsPerSecond > 0 && l.Burst < 1:
-		return bad("burst_capacity", "must be at least 1, got %d", l.Burst)
+	case l.Burst < 0:
+		return bad("burst_capacity", "must not be negative, got %d", l.Burst)
 	case l.RequestsPerSecond > 0 && float64(l.Burst)/l.RequestsPerSecond > maxWindow.Seconds():
 		return bad("burst_capacity", "%d refills in more than %v at requests_per_second %v", l.Burst, maxWindow, l.RequestsPerSecond)
-	case l.RequestsPerSecond == 0 && l.Burst != 0:
+	case l.RequestsPerSecond == 0 && l.Burst != 0 && (l.MinDelay > 0 || l.Disabled):
 		return bad("burst_capacity", "set without requests_per_second")
 	case l.MinDelay < 0:
 		return bad("min_delay", "must not be negative, got %v", l.MinDelay)
@@ -138,8 +144,6 @@ func (l Limit) Validate(domain string) error {
 		return bad("adaptive_start_delay", "%v is more than adaptive_max_delay %v", l.AdaptiveStartDelay, l.AdaptiveMaxDelay)
 	case l.MaxConcurrent < 0:
 		return bad("max_concurrent", "must not be negative, got %d", l.MaxConcurrent)
-	case !l.Disabled && l.RequestsPerSecond == 0 && l.MinDelay == 0:
-		return bad("requests_per_second", "a limit needs requests_per_second or min_delay unless it is disabled")
 	}
 	for i, status := range l.ErrorStatuses {
 		if status != 0 && (status < 400 || status > 599) {

@@ -26,6 +26,12 @@ func TestLimitValidateAccepts(t *testing.T) {
 			Adaptive: true,
 		}},
 		{"disabled alone", config.Limit{Disabled: true}},
+		{"nothing: the default's pace", config.Limit{}},
+		{"a rate without a burst", config.Limit{RequestsPerSecond: 2}},
+		{"a cap alone", config.Limit{MaxConcurrent: 2}},
+		{"a quota alone", config.Limit{Quotas: []config.Quota{{Requests: 100, Window: 24 * time.Hour}}}},
+		{"adaptive alone", config.Limit{Adaptive: true}},
+		{"a burst alone, for the default's rate", config.Limit{Burst: 3}},
 		{"disabled with a rate", config.Limit{Disabled: true, RequestsPerSecond: 1, Burst: 1}},
 		{"slowest rate", config.Limit{RequestsPerSecond: 1e-6, Burst: 1}},
 		{"slowest rate, bucket refilled within the bound", config.Limit{RequestsPerSecond: 1e-6, Burst: 31}},
@@ -59,8 +65,6 @@ func TestLimitValidateRejects(t *testing.T) {
 		{"negative rate", with(func(l *config.Limit) { l.RequestsPerSecond = -1 }), "requests_per_second"},
 		{"NaN rate", with(func(l *config.Limit) { l.RequestsPerSecond = math.NaN() }), "requests_per_second"},
 		{"infinite rate", with(func(l *config.Limit) { l.RequestsPerSecond = math.Inf(1) }), "requests_per_second"},
-		{"zero rate and nothing else", config.Limit{}, "requests_per_second"},
-		{"zero burst", with(func(l *config.Limit) { l.Burst = 0 }), "burst_capacity"},
 		{"negative burst", with(func(l *config.Limit) { l.Burst = -3 }), "burst_capacity"},
 		{"burst without rate", config.Limit{Burst: 2, MinDelay: time.Second}, "burst_capacity"},
 		{"negative min_delay", with(func(l *config.Limit) { l.MinDelay = -time.Second }), "min_delay"},
@@ -133,6 +137,26 @@ func TestLimitValidateNamesTheBound(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
 			assert.EqualError(t, tt.limit.Validate("a.com"), tt.want)
+		})
+	}
+}
+
+func TestLimitInherit(t *testing.T) {
+	def := config.Limit{RequestsPerSecond: 5, Burst: 3, MinDelay: time.Second, Jitter: time.Second, MaxConcurrent: 4}
+	tests := []struct {
+		name        string
+		limit, want config.Limit
+	}{
+		{"the zero limit is the default's pace", config.Limit{}, config.Limit{RequestsPerSecond: 5, Burst: 3, MinDelay: time.Second}},
+		{"a cap at the default's pace", config.Limit{MaxConcurrent: 2}, config.Limit{RequestsPerSecond: 5, Burst: 3, MinDelay: time.Second, MaxConcurrent: 2}},
+		{"a burst of its own", config.Limit{Burst: 7}, config.Limit{RequestsPerSecond: 5, Burst: 7, MinDelay: time.Second}},
+		{"a rate without a burst has burst 1", config.Limit{RequestsPerSecond: 2}, config.Limit{RequestsPerSecond: 2, Burst: 1}},
+		{"a min delay of its own", config.Limit{MinDelay: 2 * time.Second}, config.Limit{MinDelay: 2 * time.Second}},
+		{"disabled", config.Limit{Disabled: true}, config.Limit{Disabled: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.limit.Inherit(def))
 		})
 	}
 }

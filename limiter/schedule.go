@@ -127,18 +127,28 @@ func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
 }
 
 // fitWindows makes one window per quota of rule, keeping the history of
-// those that did not change.
+// each window that rule still has: a window is what it counts, its
+// requests and its span, wherever it sits in the list. A window read from
+// a saved state has no span, and is the quota with its requests.
 func (s *keyState) fitWindows(rule *Rule) {
 	fits := len(s.windows) == len(rule.Quotas)
 	for i := 0; fits && i < len(rule.Quotas); i++ {
-		fits = s.windows[i].limit == rule.Quotas[i].Requests
+		fits = s.windows[i].limit == rule.Quotas[i].Requests && s.windows[i].span == rule.Quotas[i].Window
 	}
 	if fits {
 		return
 	}
+	old := s.windows
 	s.windows = make([]window, len(rule.Quotas))
 	for i, q := range rule.Quotas {
-		s.windows[i].limit = q.Requests
+		s.windows[i] = window{limit: q.Requests, span: q.Window}
+		for j := range old {
+			if old[j].limit == q.Requests && (old[j].span == q.Window || old[j].span == 0) {
+				s.windows[i], old[j].limit = old[j], 0 // each history goes to one window
+				s.windows[i].span = q.Window
+				break
+			}
+		}
 	}
 }
 

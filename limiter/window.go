@@ -8,6 +8,7 @@ import "time"
 // quota allows.
 type window struct {
 	limit  int
+	span   time.Duration
 	starts []int64 // starts[head:] are the window's starts
 	head   int
 	// What the latest push changed, for undo.

@@ -3,7 +3,7 @@ module github.com/polite-go/polite/metrics
 go 1.25.0
 
 require (
-	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite v0.2.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	github.com/stretchr/testify v1.12.1
@@ -23,5 +23,3 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
-
-replace github.com/polite-go/polite => ..

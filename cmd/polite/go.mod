@@ -3,9 +3,9 @@ module github.com/polite-go/polite/cmd/polite
 go 1.25.0
 
 require (
-	github.com/polite-go/polite v0.0.0
-	github.com/polite-go/polite/limiter/redislimiter v0.0.0
-	github.com/polite-go/polite/metrics v0.0.0
+	github.com/polite-go/polite v0.2.0
+	github.com/polite-go/polite/limiter/redislimiter v0.2.0
+	github.com/polite-go/polite/metrics v0.2.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/schollz/progressbar/v3 v3.19.1
@@ -30,13 +30,3 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
-
-// For development without go.work. Before tagging cmd/polite, require the
-// tagged versions of these modules and drop the replace directives:
-// `go install github.com/polite-go/polite/cmd/polite@version` refuses a
-// go.mod that has any.
-replace github.com/polite-go/polite => ../..
-
-replace github.com/polite-go/polite/limiter/redislimiter => ../../limiter/redislimiter
-
-replace github.com/polite-go/polite/metrics => ../../metrics

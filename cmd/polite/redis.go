@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -183,8 +184,10 @@ func redisDuration(disable bool) func(string) error {
 }
 
 // sharedLimiter returns a Redis limiter for the Redis that opt describes;
-// closing it closes its client too.
+// closing it closes its client too. go-redis's own log goes to logger at
+// Debug (see redisLog).
 func sharedLimiter(opt *redis.Options, logger *slog.Logger) (*redisLimiter, error) {
+	redis.SetLogger(redisLog{logger})
 	client := redis.NewClient(opt)
 	lim, err := redislimiter.New(client, redislimiter.Options{Logger: logger})
 	if err != nil {
@@ -202,4 +205,14 @@ type redisLimiter struct {
 
 func (l *redisLimiter) Close() error {
 	return errors.Join(l.Limiter.Close(), l.client.Close())
+}
+
+// redisLog hands go-redis's own log lines (a dial that failed, a pool
+// that is closing) to logger at Debug, so that they show only with -v:
+// while Redis is away, the command prints the Limiter's one warning
+// rather than a few lines a second.
+type redisLog struct{ logger *slog.Logger }
+
+func (r redisLog) Printf(ctx context.Context, format string, v ...any) {
+	r.logger.DebugContext(ctx, "go-redis: "+strings.TrimSpace(fmt.Sprintf(format, v...)))
 }

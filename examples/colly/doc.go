@@ -9,6 +9,16 @@
 // is not needed: polite paces each domain, redirects and robots.txt
 // fetches included, and honours Retry-After.
 //
+// Timeouts: colly's client has a timeout of 10 s, which counts a request's
+// wait for its turn. An async crawl asks for many pages of one domain at
+// once; at 2 a second, the turn of the 22nd comes after 10 s, and it and
+// those after it fail at once. So give the timeout to polite, which starts
+// it with the request's turn, and none to colly:
+//
+//	t, err := polite.NewTransport(base, polite.WithTimeout(10*time.Second))
+//	c.WithTransport(t)
+//	c.SetRequestTimeout(0)
+//
 // Proxies: colly's SetProxy and SetProxyFunc replace the client's
 // transport with a new *http.Transport whenever the transport in place is
 // not an *http.Transport, which a polite Transport is not; after them,

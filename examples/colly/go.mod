@@ -4,7 +4,7 @@ go 1.25.0
 
 require (
 	github.com/gocolly/colly/v2 v2.3.0
-	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite v0.2.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -30,5 +30,3 @@ require (
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
-
-replace github.com/polite-go/polite => ../..

@@ -39,7 +39,7 @@ func main() {
 		}
 		base.Proxy = http.ProxyURL(p) // not c.SetProxy: it would drop polite
 	}
-	t, err := polite.NewTransport(base, polite.WithDefault(config.Limit{RequestsPerSecond: *rate, Burst: *burst}))
+	t, err := newTransport(base, polite.WithDefault(config.Limit{RequestsPerSecond: *rate, Burst: *burst}))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "colly-polite: %v\n", err)
 		os.Exit(2)

@@ -4,7 +4,7 @@ go 1.25.0
 
 require (
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite v0.2.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -16,5 +16,3 @@ require (
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 )
-
-replace github.com/polite-go/polite => ../..

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ type Server struct {
 	tb    testing.TB
 	path  string
 	port  int
+	head  []string // arguments before the port: a config file, --sentinel
 	extra []string
 
 	mu  sync.Mutex
@@ -38,14 +40,14 @@ type Server struct {
 // or fails when POLITE_REQUIRE_REDIS=1.
 func Start(tb testing.TB, extra ...string) *Server {
 	tb.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
-			tb.Fatalf("redis-server is not on PATH and %s=1: %v", RequireEnv, err)
-		}
-		tb.Skipf("SKIPPED: redis-server is not on PATH (%v): tests against a real Redis did NOT run; install redis-server, or set %s=1 to make this a failure", err, RequireEnv)
-	}
-	s := &Server{tb: tb, path: path, extra: extra}
+	return start(tb, nil, extra)
+}
+
+// start starts a redis-server with head before its port and extra after
+// the options Start sets.
+func start(tb testing.TB, head, extra []string) *Server {
+	tb.Helper()
+	s := &Server{tb: tb, path: lookPath(tb, "redis-server"), head: head, extra: extra}
 	tb.Cleanup(s.Kill)
 	var lastErr error
 	for range 3 {
@@ -56,6 +58,20 @@ func Start(tb testing.TB, extra ...string) *Server {
 	}
 	tb.Fatalf("redis-server did not start: %v", lastErr)
 	return nil
+}
+
+// lookPath returns the path of the named tool. Without it on PATH the
+// test is skipped, loudly, or fails when POLITE_REQUIRE_REDIS=1.
+func lookPath(tb testing.TB, tool string) string {
+	tb.Helper()
+	path, err := exec.LookPath(tool)
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			tb.Fatalf("%s is not on PATH and %s=1: %v", tool, RequireEnv, err)
+		}
+		tb.Skipf("SKIPPED: %s is not on PATH (%v): tests against a real Redis did NOT run; install it, or set %s=1 to make this a failure", tool, err, RequireEnv)
+	}
+	return path
 }
 
 // freePort returns a loopback port nothing listens on now.
@@ -76,8 +92,9 @@ func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 func (s *Server) start() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	args := append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.tb.TempDir()}, s.extra...)
+	args := append(slices.Clone(s.head), "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.tb.TempDir())
+	args = append(args, s.extra...)
 	cmd := exec.Command(s.path, args...)
 	out := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -120,6 +137,9 @@ func (s *Server) Kill() {
 	}
 	s.cmd = nil
 }
+
+// Port is the server's port.
+func (s *Server) Port() int { return s.port }
 
 // Restart starts the server again on the same port, empty.
 func (s *Server) Restart() {

@@ -67,7 +67,7 @@ func TestAbsurdRulesNeitherGoAtOnceNorStay(t *testing.T) {
 			if !tt.atOnce && tt.sample == 0 {
 				assert.Equal(t, horizon, st.Wait)
 			}
-			for _, key := range l.keys(req.Key, len(req.Rule.Quotas)) {
+			for _, key := range l.keys(req.Key, req.Rule.Quotas) {
 				ttl, err := l.client.PTTL(ctx, key).Result()
 				require.NoError(t, err)
 				assert.Positive(t, ttl, "%s has an expiry", key)
@@ -86,7 +86,7 @@ func TestAbsurdWaitsThroughReserve(t *testing.T) {
 	for _, rate := range []float64{1e-10, 1e-300} {
 		l, logs := newTestLimiter(t, srv, Options{})
 		req := limiter.Request{Key: "absurd.example", Rule: &limiter.Rule{Rate: rate, Burst: 1}}
-		require.NoError(t, l.client.Del(ctx, l.keys(req.Key, 0)...).Err())
+		require.NoError(t, l.client.Del(ctx, l.keys(req.Key, nil)...).Err())
 		for i := range 3 {
 			res, err := l.Reserve(ctx, req)
 			require.NoError(t, err)

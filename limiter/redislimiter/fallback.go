@@ -3,41 +3,123 @@ package redislimiter
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/polite-go/polite/limiter"
 )
 
-// health is whether Redis answers, and what the Limiter does about it.
-type health struct {
-	down atomic.Bool
+// steady is how long the shared pace must hold, everywhere, before the
+// Limiter logs that Redis answers again: a failure within it, such as a
+// full Redis refusing writes again once the writes resume, continues the
+// outage it logged rather than starting one.
+const steady = time.Second
 
-	mu     sync.Mutex
-	cause  error                // why Redis was found unavailable
-	since  time.Time            // when
-	pauses map[string]time.Time // made while Redis was away, to carry over
-	closed bool
-	stop   chan struct{}
-	wg     sync.WaitGroup
+// health is where Redis answers, and what the Limiter does about it. A
+// domain's keys live in one place: on a Redis Cluster, the primary that
+// serves their slot, by address; with any other client, its one primary
+// (""). An outage is of one place, so that a failed Cluster node sends
+// only its own domains to the fallback.
+type health struct {
+	// outages are the places that failed, replaced as a whole and never
+	// changed, so that a request reads them without a lock; nil or empty
+	// while Redis answers everywhere.
+	outages atomic.Pointer[map[string]*outage]
+
+	mu      sync.Mutex
+	since   time.Time            // when the logged outage began; zero when none is logged
+	pauses  map[string]time.Time // made while Redis was away, to carry over
+	probing bool                 // probeLoop runs
+	closed  bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
-// markDown notes that Redis failed with err: the first failure logs and
-// starts the probe; later ones, until Redis answers, change nothing.
-func (l *Limiter) markDown(err error) {
+// outage is a place that failed.
+type outage struct {
+	key   string // a domain whose call failed there: the probe writes to its slot
+	cause error  // the call's error
+}
+
+// placeOf returns where key's keys live: the address of the Cluster
+// primary that serves their slot, as the client sees it now, or "" for a
+// client with one primary, or a Cluster whose slots it cannot tell.
+func (l *Limiter) placeOf(ctx context.Context, key string) string {
+	cluster, ok := l.client.(*redis.ClusterClient)
+	if !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	node, err := cluster.MasterForKey(ctx, l.keys(key, nil)[0])
+	if err != nil {
+		return ""
+	}
+	return node.Options().Addr
+}
+
+// downFor reports whether the place of key is down, or the whole of Redis
+// (the place "").
+func (l *Limiter) downFor(ctx context.Context, key string) bool {
+	outages := l.health.outages.Load()
+	if outages == nil || len(*outages) == 0 {
+		return false
+	}
+	if (*outages)[""] != nil {
+		return true
+	}
+	return (*outages)[l.placeOf(ctx, key)] != nil
+}
+
+// down reports whether any place is down.
+func (l *Limiter) down() bool {
+	outages := l.health.outages.Load()
+	return outages != nil && len(*outages) > 0
+}
+
+// markDown notes that a call on key failed with err: its place is down
+// until a probe of key's slot works again. The first outage while none is
+// logged logs, and starts the probe; on a Cluster, the client reloads its
+// view of the slots.
+func (l *Limiter) markDown(ctx context.Context, key string, err error) {
+	place := l.placeOf(ctx, key)
 	h := &l.health
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.down.Load() {
-		return
+	outages := map[string]*outage{}
+	if cur := h.outages.Load(); cur != nil {
+		if (*cur)[place] != nil {
+			return
+		}
+		outages = maps.Clone(*cur)
 	}
-	h.down.Store(true)
-	h.cause, h.since = err, time.Now()
-	l.logger.Warn("redislimiter: redis unavailable, "+l.mode.doing(), "mode", l.mode.String(), "err", err)
-	if !h.closed {
+	outages[place] = &outage{key: key, cause: err}
+	h.outages.Store(&outages)
+	l.reloadSlots(ctx)
+	if h.since.IsZero() {
+		h.since = time.Now()
+		attrs := []any{"mode", l.mode.String(), "err", err}
+		if place != "" {
+			attrs = append(attrs, "node", place)
+		}
+		l.logger.Warn("redislimiter: redis unavailable, "+l.mode.doing(), attrs...)
+	}
+	if !h.probing && !h.closed {
+		h.probing = true
 		h.wg.Add(1)
 		go l.probeLoop()
+	}
+}
+
+// reloadSlots makes a Cluster client read which node serves which slot
+// again, in the background.
+func (l *Limiter) reloadSlots(ctx context.Context) {
+	if cluster, ok := l.client.(*redis.ClusterClient); ok {
+		cluster.ReloadState(ctx)
 	}
 }
 
@@ -52,69 +134,98 @@ func (m mode) doing() string {
 	return "pacing in this process until it answers"
 }
 
-// probeLoop probes Redis until its calls work again or the Limiter is
-// closed.
+// probeLoop probes each place that is down until its calls work again,
+// then logs the recovery once the shared pace has held steady, or until
+// the Limiter is closed.
 func (l *Limiter) probeLoop() {
-	defer l.health.wg.Done()
+	h := &l.health
+	defer h.wg.Done()
 	ticker := time.NewTicker(l.probe)
 	defer ticker.Stop()
+	var clear time.Time // since when no place is down
 	for {
 		select {
-		case <-l.health.stop:
+		case <-h.stop:
 			return
 		case <-ticker.C:
 		}
-		if l.recover() {
-			return
+		if l.down() {
+			clear = time.Time{}
+			l.reloadSlots(context.Background())
+			for place, o := range *h.outages.Load() {
+				l.recover(place, o)
+			}
+			continue
 		}
+		if clear.IsZero() {
+			clear = time.Now()
+			continue
+		}
+		if time.Since(clear) < steady {
+			continue
+		}
+		h.mu.Lock()
+		if l.down() {
+			h.mu.Unlock()
+			continue
+		}
+		since := h.since
+		h.since, h.probing = time.Time{}, false
+		h.mu.Unlock()
+		l.logger.Info("redislimiter: redis answers again, sharing the pace", "down_for", clear.Sub(since).Round(time.Millisecond))
+		l.loadScripts() // into a primary that was a replica, or a Redis restarted empty
+		return
 	}
 }
 
-// recover returns to the shared pace if the Limiter's own call works
-// again, after carrying over the pauses made while Redis was away. The
-// call is a reservation on a key of the Limiter's own, not a PING: a Redis
-// that answers PING but refuses writes (full under noeviction, a read-only
-// replica) would otherwise recover every probe interval, fail the next
-// request and log both each time.
-func (l *Limiter) recover() bool {
+// recover ends the outage o of place if a call of the Limiter's own works
+// again in the slot of o's key, after carrying over the pauses made while
+// Redis was away, but for those of domains in places still down. The call
+// is a reservation, not a PING: a Redis that answers PING but refuses
+// writes (full under noeviction, a read-only replica) would otherwise
+// recover every probe interval and fail the next request.
+func (l *Limiter) recover(place string, o *outage) {
 	ctx := context.Background()
-	if err := l.probeCall(ctx); err != nil {
-		return false
+	if err := l.probeCall(ctx, o.key); err != nil {
+		return
 	}
 	h := &l.health
-	for {
-		h.mu.Lock()
-		pauses := h.pauses
-		h.pauses = nil
-		if len(pauses) == 0 {
-			h.down.Store(false)
-			since := h.since
-			h.mu.Unlock()
-			l.logger.Info("redislimiter: redis answers again, sharing the pace", "down_for", time.Since(since).Round(time.Millisecond))
-			return true
+	h.mu.Lock()
+	pauses := h.pauses
+	h.pauses = nil
+	h.mu.Unlock()
+	others := maps.Clone(*h.outages.Load())
+	delete(others, place)
+	carried := true
+	now := time.Now()
+	for key, until := range pauses {
+		if !carried || others[""] != nil || others[l.placeOf(ctx, key)] != nil {
+			continue
 		}
-		h.mu.Unlock()
-		now := time.Now()
-		for key, until := range pauses {
-			if d := until.Sub(now); d > 0 {
-				if err := l.pause(ctx, key, d); err != nil {
-					for key, until := range pauses {
-						h.remember(key, until)
-					}
-					return false
-				}
-			}
-			delete(pauses, key)
+		if d := until.Sub(now); d > 0 && l.pause(ctx, key, d) != nil {
+			carried = false
+			continue
 		}
+		delete(pauses, key)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for key, until := range pauses {
+		h.rememberLocked(key, until)
+	}
+	if carried {
+		outages := maps.Clone(*h.outages.Load())
+		delete(outages, place)
+		h.outages.Store(&outages)
 	}
 }
 
 // probeCall runs the reserve script as every request does, writes
-// included, under an empty rule on the key prefix + "{%probe}:state",
-// which no domain's keys share (hashTag escapes "%"). The key expires a
-// second after the latest probe.
-func (l *Limiter) probeCall(ctx context.Context) error {
-	_, err := l.run(ctx, l.scripts.reserve, []string{l.prefix + "{%probe}:state"}, ruleArgs(limiter.Rule{}, 0))
+// included, under an empty rule on the key prefix + "{domain}:probe", in
+// the slot of domain's keys but none of them. The key expires a second
+// after the latest probe.
+func (l *Limiter) probeCall(ctx context.Context, domain string) error {
+	_, err := l.run(ctx, l.scripts.reserve, []string{l.prefix + "{" + hashTag(domain) + "}:probe"}, ruleArgs(limiter.Rule{}, 0))
 	return err
 }
 
@@ -122,6 +233,10 @@ func (l *Limiter) probeCall(ctx context.Context) error {
 func (h *health) remember(key string, until time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.rememberLocked(key, until)
+}
+
+func (h *health) rememberLocked(key string, until time.Time) {
 	if h.pauses == nil {
 		h.pauses = make(map[string]time.Time)
 	}
@@ -130,22 +245,28 @@ func (h *health) remember(key string, until time.Time) {
 	}
 }
 
-// whileDown is what Cancel and Pause return while Redis is unavailable.
-func (l *Limiter) whileDown() error {
+// whileDown is what Cancel and Pause return while key's place is
+// unavailable.
+func (l *Limiter) whileDown(ctx context.Context, key string) error {
 	if l.mode == modeFailClosed {
-		return l.unavailable()
+		return l.unavailable(ctx, key)
 	}
 	return nil
 }
 
-// unavailable is the error of a FailClosed Limiter while Redis is away.
-func (l *Limiter) unavailable() error {
-	h := &l.health
-	h.mu.Lock()
-	cause := h.cause
-	h.mu.Unlock()
-	if cause == nil {
+// unavailable is the error of a FailClosed Limiter while key's place is
+// unavailable.
+func (l *Limiter) unavailable(ctx context.Context, key string) error {
+	outages := l.health.outages.Load()
+	if outages == nil {
 		return ErrUnavailable
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, cause)
+	o := (*outages)[""]
+	if o == nil {
+		o = (*outages)[l.placeOf(ctx, key)]
+	}
+	if o == nil {
+		return ErrUnavailable
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, o.cause)
 }

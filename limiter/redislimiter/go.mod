@@ -3,7 +3,7 @@ module github.com/polite-go/polite/limiter/redislimiter
 go 1.25.0
 
 require (
-	github.com/polite-go/polite v0.0.0
+	github.com/polite-go/polite v0.2.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -17,5 +17,3 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.38.0 // indirect
 )
-
-replace github.com/polite-go/polite => ../..

@@ -41,12 +41,12 @@ func clusterSlot(key string) int {
 
 func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	domains := []string{"example.com", "", "%", "%25", "{", "}", "%7B", "a{b}c", "}x{", "{}", "xn--bcher-kva.example", "127.0.0.1", "::1"}
-	for _, prefix := range []string{"polite:", "", "app:{shard}:", "p{"} {
-		l, err := New(redis.NewClient(&redis.Options{}), Options{Prefix: prefix})
+	for _, prefix := range []string{"polite:", "", "app:}", "p}"} {
+		l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{Prefix: prefix})
 		require.NoError(t, err)
-		tags := map[string]string{}
+		tags, slots := map[string]string{}, map[int]bool{}
 		for _, domain := range domains {
-			keys := l.keys(domain, 3)
+			keys := l.keys(domain, []config.Quota{{Requests: 3, Window: time.Hour}, {Requests: 3, Window: time.Minute}, {Requests: 100, Window: time.Hour}})
 			require.Len(t, keys, 4)
 			assert.True(t, strings.HasPrefix(keys[0], prefix), keys[0])
 			for _, key := range keys[1:] {
@@ -57,11 +57,14 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 				t.Errorf("prefix %q: domains %q and %q share the keys %s...", prefix, other, domain, state)
 			}
 			tags[state] = domain
+			slots[clusterSlot(keys[0])] = true
 		}
+		assert.Greater(t, len(slots), len(domains)/2, "prefix %q: domains spread over slots", prefix)
 	}
-	l, err := New(redis.NewClient(&redis.Options{}), Options{})
+	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:q:0", "polite:{example.com}:q:1"}, l.keys("example.com", 2))
+	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:q:3:3600000000", "polite:{example.com}:q:100:86400000000"},
+		l.keys("example.com", []config.Quota{{Requests: 3, Window: time.Hour}, {Requests: 100, Window: 24 * time.Hour}}))
 }
 
 // TestScriptsRunOnCluster runs every script through a ClusterClient
@@ -98,7 +101,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 		paused, err := l.paused(ctx, domain)
 		require.NoError(t, err, domain)
 		assert.Positive(t, paused, domain)
-		for _, key := range l.keys(domain, 2) {
+		for _, key := range l.keys(domain, rule.Quotas) {
 			slot, err := admin.ClusterKeySlot(ctx, key).Result()
 			require.NoError(t, err)
 			assert.Equal(t, int(slot), clusterSlot(key), key)
@@ -107,7 +110,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 	assert.False(t, l.down())
 
 	// The check is real: keys of two domains in one script are refused.
-	keys := append(l.keys("one.example", 0), l.keys("two.example", 0)...)
+	keys := append(l.keys("one.example", nil), l.keys("two.example", nil)...)
 	_, err = l.run(ctx, l.scripts.reserve, keys, append(ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 1), "report"))
 	require.ErrorContains(t, err, "CROSSSLOT")
 }
@@ -115,7 +118,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 func TestKeysExpireOnceIdle(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	t.Run("after quietAt", func(t *testing.T) {
+	t.Run("once quiet", func(t *testing.T) {
 		f := newFakeClock(t, srv)
 		f.at(t, 0)
 		pttl := func(key string) time.Duration {
@@ -138,29 +141,29 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		bucket := limiter.Rule{Rate: 1, Burst: 1}
 		_, err := f.reserve(ctx, "bucket", &bucket, 0, 0)
 		require.NoError(t, err)
-		near(2*time.Second, f.keys("bucket", 0)[0])
+		near(2*time.Second, f.keys("bucket", nil)[0])
 		// A pause that ends after the expiry moves it.
 		require.NoError(t, f.pause(ctx, "bucket", 30*time.Second))
-		near(60*time.Second, f.keys("bucket", 0)[0])
+		near(60*time.Second, f.keys("bucket", nil)[0])
 
 		// Quiet once the quota's window has passed: after 5s; the list too.
 		quota := limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: 5 * time.Second}}}
 		_, err = f.reserve(ctx, "quota", &quota, 0, 0)
 		require.NoError(t, err)
-		for _, key := range f.keys("quota", 1) {
+		for _, key := range f.keys("quota", quota.Quotas) {
 			near(10*time.Second, key)
 		}
 		// A pause within the expiry leaves it.
 		require.NoError(t, f.pause(ctx, "quota", 7*time.Second))
-		near(10*time.Second, f.keys("quota", 0)[0])
-		// A list made again (the quota's size changed) gets an expiry too:
-		// the request starts when the pause ends, at 7s, and the domain is
-		// quiet 5s later, 11s from now.
+		near(10*time.Second, f.keys("quota", nil)[0])
+		// A new list (another quota) gets an expiry too: the request starts
+		// when the pause ends, at 7s, and the domain is quiet 5s later, 11s
+		// from now.
 		f.at(t, time.Second)
-		_, err = f.reserve(ctx, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond,
-			Quotas: []config.Quota{{Requests: 3, Window: 5 * time.Second}}}, 0, 0)
+		other := []config.Quota{{Requests: 3, Window: 5 * time.Second}}
+		_, err = f.reserve(ctx, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: other}, 0, 0)
 		require.NoError(t, err)
-		for _, key := range f.keys("quota", 1) {
+		for _, key := range f.keys("quota", other) {
 			near(22*time.Second, key)
 		}
 	})
@@ -172,7 +175,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		rule := limiter.Rule{Rate: 50, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: 100 * time.Millisecond}}}
 		_, err = l.Reserve(ctx, limiter.Request{Key: "idle.example", Rule: &rule})
 		require.NoError(t, err)
-		keys := l.keys("idle.example", 1)
+		keys := l.keys("idle.example", rule.Quotas)
 		n, err := client.Exists(ctx, keys...).Result()
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n, "keys exist while the domain is busy")

@@ -228,7 +228,7 @@ func scriptReason(why string) limiter.Reason {
 // about when it was read, which its quotas' NextFree count from.
 func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) (limiter.State, time.Time) {
 	t.Helper()
-	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, len(rule.Quotas)), append(ruleArgs(rule, 1), "report"))
+	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, rule.Quotas), append(ruleArgs(rule, 1), "report"))
 	require.NoError(t, err)
 	at := time.Now()
 	st, err := parseState(v, rule.Quotas)
@@ -291,17 +291,13 @@ func TestJitterAddsToTheGap(t *testing.T) {
 // dumpState returns a domain's stored pace as text: tokens, tokens' time,
 // latest start, paused until, quiet at; a domain without state reads as a
 // fresh one.
-var dumpState = redis.NewScript(`
-local tk, ta, l, p, qa = nil, nil, nil, 0, 0
-local raw = redis.call('HGET', KEYS[1], 's')
-if raw then
-  tk, ta, l, p, qa = cmsgpack.unpack(raw)
-end
+var dumpState = redis.NewScript(luaState + `
+local _, tokens, tokens_at, latest, paused_until, quiet_at = load_state(KEYS[1])
 local function f(x)
   if x == nil then return 'none' end
   return string.format('%.17g', x)
 end
-return {f(tk), f(ta), f(l), f(p), f(qa)}
+return {f(tokens), f(tokens_at), f(latest), f(paused_until), f(quiet_at)}
 `)
 
 // TestCancelLatestRestoresState checks that undoing the latest reservation
@@ -314,7 +310,7 @@ func TestCancelLatestRestoresState(t *testing.T) {
 	ctx := context.Background()
 	rule := limiter.Rule{Rate: 3, Burst: 2, MinDelay: 70 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}
 	const key = "undo.example"
-	keys := f.keys(key, 1)
+	keys := f.keys(key, rule.Quotas)
 	snapshot := func() ([]string, []string) {
 		state, err := dumpState.Run(ctx, f.client, keys[:1]).StringSlice()
 		require.NoError(t, err)

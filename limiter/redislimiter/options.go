@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -11,9 +12,12 @@ import (
 // default: every field's doc says what its zero value means.
 type Options struct {
 	// Prefix starts every key the Limiter writes; "polite:" when empty. A
-	// domain's keys are Prefix + "{domain}:state" and Prefix +
-	// "{domain}:q:N", one hash slot per domain on Redis Cluster. Processes
-	// that share a pace must use the same prefix.
+	// domain's keys are Prefix + "{domain}:state" and, per quota, Prefix +
+	// "{domain}:q:" + its requests + ":" + its window in microseconds, one
+	// hash slot per domain on Redis Cluster. Processes
+	// that share a pace must use the same prefix. It must not hold "{":
+	// Redis Cluster hashes the first {...} of a key, so a prefix such as
+	// "app:{x}:" would put every domain in one slot.
 	Prefix string
 	// Timeout bounds each call to Redis, whatever the client's own
 	// timeouts; 100ms when zero. A call that takes longer counts as Redis
@@ -80,6 +84,8 @@ func (o Options) resolved() (Options, mode, error) {
 		return o, 0, fmt.Errorf("redislimiter: Options.Timeout: must not be negative, got %v", o.Timeout)
 	case o.ProbeInterval < 0:
 		return o, 0, fmt.Errorf("redislimiter: Options.ProbeInterval: must not be negative, got %v", o.ProbeInterval)
+	case strings.Contains(o.Prefix, "{"):
+		return o, 0, fmt.Errorf("redislimiter: Options.Prefix %q: must not hold \"{\": Redis Cluster would hash the prefix's {...} rather than each domain's, putting every domain in one slot", o.Prefix)
 	case o.FailOpen && o.FailClosed:
 		return o, 0, errors.New("redislimiter: Options: FailOpen and FailClosed both set")
 	}

@@ -37,8 +37,9 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // starts and to learn whether a worker paused the domain meanwhile; if one
 // did, its turn is given back and the first one after the pause claimed.
 // A cancelled wait gives its
-// start back. A domain's keys (prefix + "{domain}:state", prefix +
-// "{domain}:q:N") share a hash tag, so the scripts run on Redis Cluster.
+// start back. A domain's keys (prefix + "{domain}:state", and one list
+// per quota, named by its requests and window) share a hash tag, so the
+// scripts run on Redis Cluster.
 // They expire once the domain has been idle for as long as it takes to
 // recover fully (its bucket full, its min delay, pause and quota windows
 // over) and as long again, at least a second, so Redis holds only active
@@ -87,18 +88,25 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // them in each process, since a shared count would leak the slots of a
 // worker that dies mid-request.
 //
-// Each call to Redis is bounded by Options.Timeout. When Redis does not answer
-// in time or fails (a full Redis refusing writes included), the Limiter
-// logs it once and, by default, paces each domain in this process with the
-// same limits and what this process learned (its limiter.Memory), marking
-// its reservations Degraded, which the Transport counts in its stats; no
-// request fails because Redis is down. Options.FailOpen stops pacing instead and
-// FailClosed fails requests; their docs say when to use which. In the
-// background the Limiter tries a reservation of its own
-// (Options.ProbeInterval), not a PING, and returns to the shared pace as soon
-// as that works, logging that once too: an outage is one outage, one
-// warning and one recovery. Pauses made while Redis is away are carried
-// over to it then.
+// Each call to Redis is bounded by Options.Timeout (loading a script into
+// a node that lacks it, once per node, is not counted). When Redis does
+// not answer in time or fails (a full Redis refusing writes included),
+// the Limiter logs it once and, by default, paces each domain in this
+// process with the same limits and what this process learned (its
+// limiter.Memory), marking its reservations Degraded, which the Transport
+// counts in its stats; no request fails because Redis is down.
+// Options.FailOpen stops pacing instead and FailClosed fails requests;
+// their docs say when to use which. An outage is of the node that failed:
+// on a Redis Cluster (a *redis.ClusterClient), the domains of the other
+// primaries keep the shared pace. In the background the Limiter has a
+// Cluster client reload its slot map, and tries a reservation of its own
+// (Options.ProbeInterval) in the slot that failed, not a PING; it returns
+// that node's domains to the shared pace as soon as that works, on the
+// promoted replica after a failover. Pauses made while Redis is away are
+// carried over to it then. The recovery is logged once the shared pace
+// has held for a second: an outage is one outage, one warning and one
+// recovery, also when Redis takes a write and refuses the next, as a
+// full one does.
 //
 // What an outage costs, by default: the request whose call fails waits up
 // to Options.Timeout before it is paced here; then each process paces on its
@@ -146,8 +154,11 @@ type Limiter struct {
 var _ limiter.Limiter = (*Limiter)(nil)
 
 // New returns a Limiter that keeps the pace in the Redis that client
-// reaches. It does not contact Redis: a worker starts even while Redis is
-// down, pacing on its own until Redis answers.
+// reaches. It does not wait for Redis: a worker starts even while Redis is
+// down, pacing on its own until Redis answers. It loads the scripts into
+// Redis in the background (into every node of a Cluster), so that the
+// first requests do not wait for that. A Prefix with a hash tag, which
+// would put every domain in one Cluster slot, is refused.
 func New(client redis.UniversalClient, o Options) (*Limiter, error) {
 	return newLimiter(client, redisClock, o)
 }
@@ -177,6 +188,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 	if l.mode == modeFallback {
 		l.handoff = newHandoff()
 	}
+	l.health.wg.Go(l.loadScripts)
 	return l, nil
 }
 
@@ -189,7 +201,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // with FailClosed (an error wrapping ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	var res limiter.Reservation
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, r.Key) {
 		err := l.reserveShared(ctx, &r, &res)
 		if err == nil {
 			return res, nil
@@ -197,13 +209,13 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 		if ctx.Err() != nil {
 			return limiter.Reservation{}, fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, r.Key, err)
 	}
 	switch l.mode {
 	case modeFailOpen:
 		return limiter.Reservation{OK: true, Degraded: true}, nil
 	case modeFailClosed:
-		return limiter.Reservation{}, l.unavailable()
+		return limiter.Reservation{}, l.unavailable(ctx, r.Key)
 	}
 	l.reserveFallback(&r, &res)
 	return res, nil
@@ -261,7 +273,7 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 	case sample != 0:
 		args = append(args, sample)
 	}
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, len(rule.Quotas)), args)
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, rule.Quotas), args)
 	if err != nil {
 		return reservation{}, err
 	}
@@ -289,7 +301,7 @@ func (l *Limiter) Observe(ctx context.Context, r limiter.Request, o limiter.Obse
 // share writes a pause of key for d from now to Redis, or keeps it to
 // carry it over once Redis answers again.
 func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error {
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, key) {
 		err := l.pause(ctx, key, d)
 		if err == nil {
 			return nil
@@ -297,14 +309,14 @@ func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error 
 		if ctx.Err() != nil {
 			return fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, key, err)
 	}
 	l.health.remember(key, time.Now().Add(d))
 	return nil
 }
 
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error {
-	_, err := l.run(ctx, l.scripts.pause, l.keys(key, 0), []any{micros(d)})
+	_, err := l.run(ctx, l.scripts.pause, l.keys(key, nil), []any{micros(d)})
 	return err
 }
 
@@ -317,7 +329,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 	if err != nil {
 		return limiter.State{}, err
 	}
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, r.Key) {
 		st, err := l.sharedState(ctx, &r, &local)
 		if err == nil {
 			return st, nil
@@ -325,7 +337,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 		if ctx.Err() != nil {
 			return limiter.State{}, fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, r.Key, err)
 	}
 	switch l.mode {
 	case modeFailOpen:
@@ -335,7 +347,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 		}
 		return st, nil
 	case modeFailClosed:
-		return limiter.State{}, l.unavailable()
+		return limiter.State{}, l.unavailable(ctx, r.Key)
 	}
 	return local, nil
 }
@@ -346,7 +358,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	rule := ruleOf(r)
 	paced := *rule
 	paced.MinDelay = local.MinDelay
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, len(rule.Quotas)), append(ruleArgs(paced, 1), "report"))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, rule.Quotas), append(ruleArgs(paced, 1), "report"))
 	if err != nil {
 		return limiter.State{}, err
 	}
@@ -389,10 +401,6 @@ func (l *Limiter) reason(why string, paused time.Duration, rule *limiter.Rule, l
 	return limiter.Reason(why)
 }
 
-// down reports whether Redis is considered unavailable now, so that the
-// Limiter paces as its failure mode says rather than through Redis.
-func (l *Limiter) down() bool { return l.health.down.Load() }
-
 // Close stops the background probe. It does not close the client. A
 // Limiter closed while Redis is unavailable stays in its failure mode.
 func (l *Limiter) Close() error {
@@ -418,17 +426,32 @@ func ruleOf(r *limiter.Request) *limiter.Rule {
 }
 
 // run runs script s, bounded by the Limiter's timeout whatever the
-// client's own timeouts, and returns its reply. With a client that
-// honours deadlines it makes no closure, as it runs for every request.
+// client's own timeouts, and returns its reply. A node that does not know
+// the script yet (a cold start, a replica promoted, SCRIPT FLUSH) loads it
+// first, which the timeout does not bound: loadScripts bounds it.
 func (l *Limiter) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+	v, err := l.evalSha(ctx, s, keys, args)
+	if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return v, err
+	}
+	if err := l.load(ctx, s, keys[0]); err != nil {
+		return nil, err
+	}
+	return l.evalSha(ctx, s, keys, args)
+}
+
+// evalSha runs script s by its hash, bounded by the Limiter's timeout.
+// With a client that honours deadlines it makes no closure, as it runs for
+// every request.
+func (l *Limiter) evalSha(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
 	if !l.direct {
 		return l.bounded(ctx, func(ctx context.Context) (any, error) {
-			return s.Run(ctx, l.client, keys, args...).Result()
+			return s.EvalSha(ctx, l.client, keys, args...).Result()
 		})
 	}
 	bctx, cancel := l.deadlines.bound(ctx)
 	defer cancel()
-	v, err := s.Run(bctx, l.client, keys, args...).Result()
+	v, err := s.EvalSha(bctx, l.client, keys, args...).Result()
 	return v, l.late(ctx, bctx, err)
 }
 

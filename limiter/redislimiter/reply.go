@@ -23,7 +23,7 @@ type reservation struct {
 }
 
 // parseReservation reads the reserve script's reply:
-// {ok, wait, reason[, seq, start, epoch]}, times in microseconds.
+// {ok, wait, reason[, serial, start, epoch]}, times in microseconds.
 func parseReservation(reply any) (reservation, error) {
 	v, _ := reply.([]any)
 	if len(v) < 3 {
@@ -42,13 +42,13 @@ func parseReservation(reply any) (reservation, error) {
 	if len(v) < 6 {
 		return reservation{}, fmt.Errorf("%w: %v", errReply, v)
 	}
-	seq, seqErr := replyInt(v, 3)
+	serial, serialErr := replyInt(v, 3)
 	start, startErr := replyInt(v, 4)
 	epoch, epochErr := replyInt(v, 5)
-	if err := errors.Join(seqErr, startErr, epochErr); err != nil {
+	if err := errors.Join(serialErr, startErr, epochErr); err != nil {
 		return reservation{}, err
 	}
-	res.id, res.start = uint64(epoch)<<32|uint64(seq)&math.MaxUint32, start
+	res.id, res.start = uint64(epoch)<<32|uint64(serial)&math.MaxUint32, start
 	return res, nil
 }
 

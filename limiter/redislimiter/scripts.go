@@ -1,6 +1,7 @@
 package redislimiter
 
 import (
+	"context"
 	_ "embed"
 	"math"
 	"strconv"
@@ -9,12 +10,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/limiter"
 )
 
 var (
 	//go:embed lua/clock.lua
 	redisClock string
+	//go:embed lua/state.lua
+	luaState string
 	//go:embed lua/reserve.lua
 	luaReserve string
 	//go:embed lua/cancel.lua
@@ -36,6 +40,41 @@ type scripts struct {
 	reserve, cancel, pause, confirm *redis.Script
 }
 
+// loadTimeout bounds the loading of the scripts into Redis, which each
+// node needs once (and again after SCRIPT FLUSH, or a replica promoted):
+// ten times the Limiter's timeout, so that a loaded Redis does not turn a
+// cold start into an outage.
+func (l *Limiter) loadTimeout() time.Duration { return 10 * l.timeout }
+
+// loadScripts loads every script into Redis, into every node of a Cluster,
+// so that requests need not. Where it fails, the request that finds the
+// script missing loads it (run).
+func (l *Limiter) loadScripts() {
+	ctx, cancel := context.WithTimeout(context.Background(), l.loadTimeout())
+	defer cancel()
+	for _, s := range []*redis.Script{l.scripts.reserve, l.scripts.cancel, l.scripts.pause, l.scripts.confirm} {
+		if s.Load(ctx, l.client).Err() != nil {
+			return
+		}
+	}
+}
+
+// load loads script s into the node that serves key, bounded by
+// loadTimeout.
+func (l *Limiter) load(ctx context.Context, s *redis.Script, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, l.loadTimeout())
+	defer cancel()
+	var node redis.Scripter = l.client
+	if cluster, ok := l.client.(*redis.ClusterClient); ok {
+		primary, err := cluster.MasterForKey(ctx, key)
+		if err != nil {
+			return err
+		}
+		node = primary
+	}
+	return s.Load(ctx, node).Err()
+}
+
 // horizon is the longest wait a Limiter hands out: a reservation that
 // would wait longer is refused, whatever the request's MaxWait, and every
 // duration the scripts read is cut to it. config.Limit.Validate keeps
@@ -51,25 +90,30 @@ const slip = time.Millisecond
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon and slip, in microseconds, recorded (record.lua), the
-// record's rule that reserve and confirm share, and expiry (expiry.lua),
-// the keys' expiry that reserve, confirm and pause set.
+// also sees horizon and slip, in microseconds; the state's codec,
+// load_state and save_state, and the bucket's arithmetic, token_time and
+// tokens_then (state.lua); recorded (record.lua), the record's rule that
+// reserve and confirm share; and expiry (expiry.lua), the keys' expiry
+// that reserve, confirm and pause set.
 func newScripts(clock string) scripts {
 	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaRecord + luaExpiry
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaState + luaRecord + luaExpiry
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }
 
-// keys returns the keys of domain under rule: its state hash, then one
-// list per quota. All of them share the hash tag {domain}, so that they
-// live in one Redis Cluster slot.
-func (l *Limiter) keys(domain string, quotas int) []string {
-	keys := make([]string, 1+quotas)
+// keys returns the keys of domain under quotas: its state hash, then one
+// list per quota, named by what the quota is (its requests and window in
+// microseconds), so that workers whose quota lists differ, during a
+// rolling deploy, share the list of each quota they have in common and
+// each enforces every quota it knows. All of them share the hash tag
+// {domain}, so that they live in one Redis Cluster slot.
+func (l *Limiter) keys(domain string, quotas []config.Quota) []string {
+	keys := make([]string, 1+len(quotas))
 	keys[0] = l.prefix + "{" + hashTag(domain) + "}:state"
 	base := strings.TrimSuffix(keys[0], "state")
-	for i := range quotas {
-		keys[1+i] = base + "q:" + strconv.Itoa(i)
+	for i, q := range quotas {
+		keys[1+i] = base + "q:" + strconv.Itoa(q.Requests) + ":" + strconv.FormatInt(micros(q.Window), 10)
 	}
 	return keys
 }

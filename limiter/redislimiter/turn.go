@@ -31,8 +31,8 @@ func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 	switch {
 	case t.given:
 		return nil
-	case l.health.down.Load():
-		return l.whileDown()
+	case l.downFor(ctx, t.key):
+		return l.whileDown(ctx, t.key)
 	}
 	err := l.cancel(ctx, t)
 	if err == nil {
@@ -41,13 +41,13 @@ func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("redislimiter: %w", ctx.Err())
 	}
-	l.markDown(err)
-	return l.whileDown()
+	l.markDown(ctx, t.key, err)
+	return l.whileDown(ctx, t.key)
 }
 
 func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	args := cancelArgs(t.rule, t.id, t.start)
-	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key, len(t.rule.Quotas)), args); err != nil {
+	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key, t.rule.Quotas), args); err != nil {
 		return err
 	}
 	t.given = true
@@ -79,7 +79,7 @@ func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Dura
 // confirmOrFallBack is Confirm but for telling the handoff.
 func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
 	l := t.l
-	if !l.health.down.Load() {
+	if !l.downFor(ctx, t.key) {
 		wait, paused, err := t.confirm(ctx, res)
 		if err == nil {
 			return wait, nil
@@ -87,7 +87,7 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 		if ctx.Err() != nil {
 			return 0, fmt.Errorf("redislimiter: %w", ctx.Err())
 		}
-		l.markDown(err)
+		l.markDown(ctx, t.key, err)
 		if paused > 0 && l.mode == modeFallback {
 			return paused, nil // wait out the pause Redis reported, then go as the fallback says
 		}
@@ -96,7 +96,7 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 	case modeFailOpen:
 		return 0, nil
 	case modeFailClosed:
-		return 0, l.unavailable()
+		return 0, l.unavailable(ctx, t.key)
 	}
 	r := limiter.Request{Key: t.key, Rule: t.rule}
 	if st, err := l.local.State(ctx, r); err != nil || st.Paused <= 0 {
@@ -114,7 +114,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 	paced := *t.rule
 	paced.MinDelay = max(t.rule.MinDelay, t.gap)
 	args := append(ruleArgs(paced, 2), t.id>>32, t.start)
-	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key, len(paced.Quotas)), args)
+	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key, paced.Quotas), args)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -133,7 +133,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 // paused returns how long key's pause still lasts on Redis: a report under
 // a rule without quotas, which reads the key's state alone.
 func (l *Limiter) paused(ctx context.Context, key string) (time.Duration, error) {
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, 0), append(ruleArgs(limiter.Rule{}, 1), "report"))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, nil), append(ruleArgs(limiter.Rule{}, 1), "report"))
 	if err != nil {
 		return 0, err
 	}

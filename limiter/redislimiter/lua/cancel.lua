@@ -11,62 +11,54 @@
 -- allow; the cost is that later requests wait up to a token longer for
 -- each older turn given back. It returns 1 for an undo, 2 for a give-back,
 -- 0 when the domain is gone or its state is not the one the reservation was
--- made in (another epoch). The record (s, sk) stays, unlike keyState's,
--- which the undo restores: a start it holds may have been made, and
--- keeping one that was not only holds the next starts back. The state is
--- as reserve.lua describes it.
-local nq = #KEYS - 1
-local sig = ''
-for i = 1, nq do
-  if i > 1 then
-    sig = sig .. ','
-  end
-  sig = sig .. ARGV[3 + 2 * i]
-end
-local epoch, id = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq])
-local start = ARGV[7 + 2 * nq]
-local raw = redis.call('HGET', KEYS[1], 's')
-if not raw then
+-- made in (another epoch). The record (sent, sent_tokens) stays, unlike
+-- keyState's, which the undo restores: a start it holds may have been
+-- made, and keeping one that was not only holds the next starts back. The
+-- state is as the prelude describes it.
+local quota_count = #KEYS - 1
+local reserved_epoch, reserved_serial = tonumber(ARGV[5 + 2 * quota_count]), tonumber(ARGV[6 + 2 * quota_count])
+local reserved_start = ARGV[7 + 2 * quota_count]
+local found, tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, undo_tokens, undo_tokens_at,
+  undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens = load_state(KEYS[1])
+if not found or epoch ~= reserved_epoch then
   return 0
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
-if ep ~= epoch then
-  return 0
-end
-local fits = nq > 0 and had_sig == sig
 
 -- Both ways the domain is quiet no later than before, so the keys' expiry
 -- stands.
-if seq == id and uqa then
-  tk, ta, l, qa = utk, uta, ul, math.max(uqa, p)
-  if s then
+if serial == reserved_serial and undo_quiet_at then
+  tokens, tokens_at, latest, quiet_at = undo_tokens, undo_tokens_at, undo_latest, math.max(undo_quiet_at, paused_until)
+  if sent then
     -- The record stays: the start it holds may have been made.
     local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
-    qa = math.max(qa, s + math.min(tonumber(ARGV[3]), 2 * horizon))
-    if rate > 0 and sk then
-      qa = math.max(qa, s + math.min(math.ceil((burst - sk) * 1e6 / rate), 2 * horizon))
+    quiet_at = math.max(quiet_at, sent + math.min(tonumber(ARGV[3]), 2 * horizon))
+    if rate > 0 and sent_tokens then
+      quiet_at = math.max(quiet_at, sent + token_time(burst - sent_tokens, rate))
     end
   end
-  if fits then
-    for i = 1, nq do
-      if uq[2 * i - 1] then
-        redis.call('RPOP', KEYS[1 + i])
-        if uq[2 * i] then
-          redis.call('LPUSH', KEYS[1 + i], uq[2 * i])
-        end
+  for i = 1, quota_count do
+    local key = KEYS[1 + i]
+    local evicted = undo_lists and undo_lists[key]
+    if evicted then
+      redis.call('RPOP', key)
+      if evicted ~= '' then
+        redis.call('LPUSH', key, evicted)
       end
     end
   end
-  redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, nil, nil, nil, nil, nil, ep, s, sk))
+  save_state(KEYS[1], tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, nil, nil, nil, nil, nil,
+    epoch, sent, sent_tokens)
   return 1
 end
 
-if fits then
-  for i = 1, nq do
-    if redis.call('LREM', KEYS[1 + i], -1, start) > 0 and uqa then
-      uq[2 * i - 1] = false
-    end
+-- A list this removes a start from can no longer be undone by popping its
+-- tail.
+for i = 1, quota_count do
+  local key = KEYS[1 + i]
+  if redis.call('LREM', key, -1, reserved_start) > 0 and undo_lists then
+    undo_lists[key] = nil
   end
 end
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
+save_state(KEYS[1], tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, undo_tokens, undo_tokens_at,
+  undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens)
 return 2

@@ -3,9 +3,10 @@
 -- reserve.lua reads it: keyState.confirm. It returns {paused, wait}:
 --   - {p, 0} while the domain is paused, p the pause left: the caller
 --     gives the turn back and claims the first one after the pause;
---   - {0, w} when the record (the latest request's start, s, and the tokens
---     sk left at s) does not allow a start now but in w: an earlier request
---     started later than planned, after this turn was granted;
+--   - {0, w} when the record (the latest request's start, sent, and the
+--     tokens sent_tokens left then) does not allow a start now but in w:
+--     an earlier request started later than planned, after this turn was
+--     granted;
 --   - {0, 0} otherwise, and the start is recorded. A start later than
 --     planned by more than slip moves the plan as keyState.slip does: the
 --     quota slots to now, and, unless a later turn is planned at or after
@@ -15,43 +16,33 @@
 -- {0, 0}, recording nothing. Waits the record asks for of up to slip are
 -- not made (so that a start that is late by the usual round trip does not
 -- cost another); the record keeps the debt, so it does not add up.
-local nq = #KEYS - 1
+local quota_count = #KEYS - 1
 local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
 local min_delay, jitter = math.min(tonumber(ARGV[3]), 2 * horizon), math.min(tonumber(ARGV[4]), 2 * horizon)
-local sig = ''
-for i = 1, nq do
-  if i > 1 then
-    sig = sig .. ','
-  end
-  sig = sig .. ARGV[3 + 2 * i]
-end
-local epoch, start = tonumber(ARGV[5 + 2 * nq]), tonumber(ARGV[6 + 2 * nq])
+local reserved_epoch, planned = tonumber(ARGV[5 + 2 * quota_count]), tonumber(ARGV[6 + 2 * quota_count])
 
 local now = clock()
-local raw = redis.call('HGET', KEYS[1], 's')
-if not raw then
+local found, tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, undo_tokens, undo_tokens_at,
+  undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens = load_state(KEYS[1])
+if not found or epoch ~= reserved_epoch then
   return {0, 0}
 end
-local tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk = cmsgpack.unpack(raw)
-if ep ~= epoch then
-  return {0, 0}
-end
-if p > now then
-  return {p - now, 0}
+if paused_until > now then
+  return {paused_until - now, 0}
 end
 
--- The record: the earliest start it allows, u, and its bucket's tokens at
+-- The record: the earliest start it allows, and its bucket's tokens at
 -- now.
-local u, level = recorded(s, sk, now, min_delay, rate, burst)
-if u - now > slip then
-  return {0, u - now}
+local allowed, level = recorded(sent, sent_tokens, now, min_delay, rate, burst)
+if allowed - now > slip then
+  return {0, allowed - now}
 end
 
-local ms
-if now - start > slip then
-  if nq > 0 and had_sig == sig then
-    local was, is = string.format('%.0f', start), string.format('%.0f', now)
-    for i = 1, nq do
+local ttl
+if now - planned > slip then
+  if quota_count > 0 then
+    local was, is = string.format('%.0f', planned), string.format('%.0f', now)
+    for i = 1, quota_count do
       local key = KEYS[1 + i]
       if redis.call('LREM', key, -1, was) > 0 then
         local before
@@ -66,31 +57,32 @@ if now - start > slip then
         else
           redis.call('RPUSH', key, is)
         end
-        qa = math.max(qa, now + math.min(tonumber(ARGV[4 + 2 * i]), 2 * horizon))
+        quiet_at = math.max(quiet_at, now + math.min(tonumber(ARGV[4 + 2 * i]), 2 * horizon))
       end
     end
   end
-  if not l or l < now then
-    l = now
-    qa = math.max(qa, now + min_delay + jitter)
-    if rate > 0 and ta and ta < now then
-      ta = now
-      qa = math.max(qa, now + math.min(math.ceil((burst - tk) * 1e6 / rate), 2 * horizon))
+  if not latest or latest < now then
+    latest = now
+    quiet_at = math.max(quiet_at, now + min_delay + jitter)
+    if rate > 0 and tokens_at and tokens_at < now then
+      tokens_at = now
+      quiet_at = math.max(quiet_at, now + token_time(burst - tokens, rate))
     end
   end
 end
-s, sk = now, nil
-qa = math.max(qa, now + min_delay)
+sent, sent_tokens = now, nil
+quiet_at = math.max(quiet_at, now + min_delay)
 if rate > 0 then
-  sk = level - 1
-  qa = math.max(qa, now + math.min(math.ceil((burst - sk) * 1e6 / rate), 2 * horizon))
+  sent_tokens = level - 1
+  quiet_at = math.max(quiet_at, now + token_time(burst - sent_tokens, rate))
 end
 
-xa, ms = expiry(now, qa, xa, false)
-redis.call('HSET', KEYS[1], 's', cmsgpack.pack(tk, ta, l, p, qa, seq, had_sig, xa, utk, uta, ul, uqa, uq, ep, s, sk))
-if ms then
+expires_at, ttl = expiry(now, quiet_at, expires_at, false)
+save_state(KEYS[1], tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, undo_tokens, undo_tokens_at,
+  undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens)
+if ttl then
   for i = 1, #KEYS do
-    redis.call('PEXPIRE', KEYS[i], ms)
+    redis.call('PEXPIRE', KEYS[i], ttl)
   end
 end
 return {0, 0}

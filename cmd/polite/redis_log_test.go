@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFetchRedisDownLogsOneLine: while Redis does not answer, stderr holds
+// the Limiter's one warning, not go-redis's own lines (a failed dial, a
+// few a second), which show with -v only.
+func TestFetchRedisDownLogsOneLine(t *testing.T) {
+	s := newSite(t, nil)
+	args := []string{"fetch", "-rate", "10", "-burst", "1", "-redis", "redis://" + freeAddr(t) + "/0?max_retries=0"}
+	for i := range 10 {
+		args = append(args, fmt.Sprintf("%s/%d", s.URL, i))
+	}
+	o := runPolite(t, "", args...)
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	about := 0
+	for line := range strings.Lines(o.stderr) {
+		if strings.Contains(strings.ToLower(line), "redis") {
+			about++
+		}
+	}
+	assert.Equal(t, 1, about, "one line about Redis: %s", o.stderr)
+
+	o = runPolite(t, "", append([]string{args[0], "-v"}, args[1:]...)...)
+	require.Equal(t, exitOK, o.code, "stderr: %s", o.stderr)
+	assert.Contains(t, o.stderr, "go-redis: ", "go-redis's own lines with -v")
+}

@@ -1,0 +1,45 @@
+package redislimiter
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter"
+)
+
+// TestRollingDeployKeepsEveryQuota: two workers share one Redis, one with
+// [3 per hour], the other with [3 per hour, 100 per day], as during a
+// rolling deploy of the second; requests alternate between them. Each
+// quota's list is named by what it is, so the hourly one is shared and
+// each worker enforces every quota it knows: 3 starts in the hour. Before,
+// each worker wiped the other's lists: 10 of 10 went within the hour.
+func TestRollingDeployKeepsEveryQuota(t *testing.T) {
+	srv := redistest.Start(t)
+	hourly := config.Quota{Requests: 3, Window: time.Hour}
+	daily := config.Quota{Requests: 100, Window: 24 * time.Hour}
+	workers := []*fakeClock{newFakeClock(t, srv), newFakeClock(t, srv), newFakeClock(t, srv)}
+	rules := []*limiter.Rule{
+		{Quotas: []config.Quota{hourly}},
+		{Quotas: []config.Quota{hourly, daily}},
+		{Quotas: []config.Quota{daily, hourly}}, // another order
+	}
+	ctx := context.Background()
+	within := 0
+	for i := range 10 {
+		at := time.Duration(i) * time.Minute
+		w := workers[i%len(workers)]
+		w.at(t, at)
+		res, err := w.reserve(ctx, "deploy.example", rules[i%len(rules)], 0, 0)
+		require.NoError(t, err)
+		if res.ok && at+res.wait < time.Hour {
+			within++
+		}
+	}
+	assert.Equal(t, 3, within, "starts within the hour")
+}
