@@ -501,3 +501,31 @@ func TestDomainHeapStaysBoundedPastMaxDomains(t *testing.T) {
 	assert.LessOrEqual(t, perDomain, int64(1024), "forgotten domains must not stay reachable")
 	runtime.KeepAlive(tr)
 }
+
+// A tracked domain costs the same whatever the length of the URL that
+// made it: neither the table nor the key function's cache keeps a
+// reference to the request's URL.
+func TestDomainHeapIgnoresTheURLLength(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the heap over 4000 domains")
+	}
+	const n = 4000
+	perDomain := func(path string) int64 {
+		tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithMaxDomains(2*n),
+			polite.WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1}))
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for i := range n {
+			u := fmt.Sprintf("http://www.long%d-%d.com/%s", len(path), i, path)
+			require.NoError(t, roundTrip(t, tr, context.Background(), u))
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(tr)
+		return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	}
+	short, long := perDomain("a"), perDomain(strings.Repeat("a", 4000))
+	t.Logf("heap per tracked domain: %d bytes with a 1-byte path, %d with a 4,000-byte one", short, long)
+	assert.Less(t, long, short+256, "a 4,000-byte path stays in memory")
+}

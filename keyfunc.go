@@ -3,12 +3,16 @@ package polite
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/polite-go/polite/internal/lru"
 )
 
 // KeyFunc names the domain a request is paced under. Requests with the same
@@ -38,24 +42,12 @@ var errNoURL = errors.New("polite: request has no URL")
 // no host gives the empty key; a host that is no host name (an empty
 // label, a colon outside an IP literal) gives an error naming it. A key is
 // its own key. DomainKey remembers the keys of the last few thousand hosts
-// it was asked about, so that it costs one lookup per request.
+// it was asked about.
 func DomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return cachedKey(&domainKeys, req.URL.Host, domainKeyOf)
-}
-
-// uncachedDomainKey is DomainKey without its cache, for a Transport that
-// remembers the domains of the hosts it meets itself.
-func uncachedDomainKey(req *http.Request) (string, error) {
-	if req == nil || req.URL == nil {
-		return "", errNoURL
-	}
-	if req.URL.Host == "" {
-		return "", nil
-	}
-	return domainKeyOf(req.URL.Host)
+	return domainKeys.key(req.URL.Host, domainKeyOf)
 }
 
 // HostKey keys a request by its URL's host, normalised as DomainKey
@@ -64,30 +56,62 @@ func HostKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return cachedKey(&hostKeys, req.URL.Host, normalizeHost)
+	return hostKeys.key(req.URL.Host, normalizeHost)
 }
 
 // The keys DomainKey and HostKey gave of recent hosts.
 var (
-	domainKeys = hostCache[string]{limit: maxCachedHosts}
-	hostKeys   = hostCache[string]{limit: maxCachedHosts}
+	domainKeys = newKeyCache()
+	hostKeys   = newKeyCache()
 )
 
-const maxCachedHosts = 4096
+// keyCache remembers the keys of the 4,096 hosts a key function was last
+// asked about, in parts, so that calls for hosts of different parts do not
+// wait for each other. It is safe for concurrent use.
+type keyCache struct {
+	seed  maphash.Seed
+	parts [16]keyCachePart
+}
 
-// cachedKey returns keyOf(host), which keys remembers.
-func cachedKey(keys *hostCache[string], host string, keyOf func(string) (string, error)) (string, error) {
+type keyCachePart struct {
+	mu   sync.Mutex
+	keys lru.List[string, string]
+}
+
+const cachedHostsPerPart = 4096 / 16
+
+func newKeyCache() *keyCache { return &keyCache{seed: maphash.MakeSeed()} }
+
+// key returns keyOf(host), remembering it; the empty key for no host.
+func (c *keyCache) key(host string, keyOf func(string) (string, error)) (string, error) {
 	if host == "" {
 		return "", nil
 	}
-	if key, ok := keys.m.Load(host); ok {
-		return key, nil
+	p := &c.parts[maphash.String(c.seed, host)%uint64(len(c.parts))]
+	p.mu.Lock()
+	if e := p.keys.Get(host); e != nil {
+		p.mu.Unlock()
+		return e.Value, nil
 	}
+	p.mu.Unlock()
 	key, err := keyOf(host)
 	if err != nil {
 		return "", err
 	}
-	keys.store(host, key)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.keys.Peek(host) == nil {
+		p.keys.Trim(cachedHostsPerPart-1, 1, func(*lru.Entry[string, string]) bool { return true })
+		// Clones: host, and so key, are most often part of a whole URL,
+		// which would stay in memory with them. A key that ends host, as
+		// a registrable domain does, shares its clone.
+		e := p.keys.Add(strings.Clone(host))
+		if strings.HasSuffix(host, key) {
+			e.Value = e.Key[len(host)-len(key):]
+		} else {
+			e.Value = strings.Clone(key)
+		}
+	}
 	return key, nil
 }
 
@@ -96,7 +120,7 @@ func domainKeyOf(hostport string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if net.ParseIP(host) != nil {
+	if parseIP(host) != nil {
 		return host, nil
 	}
 	if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
@@ -108,10 +132,13 @@ func domainKeyOf(hostport string) (string, error) {
 // normalizeHost turns a URL's host[:port] into the host polite keys on. It
 // is idempotent: the host it returns normalises to itself.
 func normalizeHost(hostport string) (string, error) {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+	host, split := hostport, false
+	if strings.Contains(hostport, ":") { // a port, or an IPv6 literal
+		if h, _, err := net.SplitHostPort(hostport); err == nil {
+			host, split = h, true
+		}
+	}
+	if !split && strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = host[1 : len(host)-1]
 	}
 	if !isASCII(host) {
@@ -126,11 +153,11 @@ func normalizeHost(hostport string) (string, error) {
 	if host == "" {
 		return "", fmt.Errorf("polite: host %q: no host name", hostport)
 	}
-	if ip := net.ParseIP(host); ip != nil {
+	if ip := parseIP(host); ip != nil {
 		return ip.String(), nil
 	}
 	if i := strings.IndexByte(host, '%'); i >= 0 {
-		if ip := net.ParseIP(host[:i]); ip != nil {
+		if ip := parseIP(host[:i]); ip != nil {
 			return ip.String(), nil // the zone names an interface, not a site
 		}
 	}
@@ -138,6 +165,17 @@ func normalizeHost(hostport string) (string, error) {
 		return "", fmt.Errorf("polite: host %q: not a host name", hostport)
 	}
 	return strings.ToLower(host), nil
+}
+
+// parseIP is net.ParseIP, which it calls only for a string made of the
+// characters of IP addresses, as a failed parse allocates.
+func parseIP(s string) net.IP {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c != ':' && c != '.' && (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
+			return nil
+		}
+	}
+	return net.ParseIP(s)
 }
 
 func isASCII(s string) bool {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
@@ -29,7 +30,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		return
 	}
 	d.listening.Store(backsOff)
-	t.tell(ctx, d, observation(resp, sent, t.clock.now()))
+	t.tell(ctx, d, observation(resp, sent, time.Now()))
 }
 
 // learnFailure tells the limiter that a request to d, sent at sent, got
@@ -41,7 +42,7 @@ func (t *Transport) learnFailure(ctx context.Context, d *domain, err error, sent
 		return
 	}
 	d.listening.Store(true)
-	now := t.clock.now()
+	now := time.Now()
 	t.tell(ctx, d, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 
@@ -107,5 +108,12 @@ func transportFailure(ctx context.Context, err error) bool {
 		verifyErr *tls.CertificateVerificationError
 	)
 	return errors.As(err, &opErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.As(err, &alert) || errors.As(err, &header) || errors.As(err, &verifyErr)
+		errors.As(err, &alert) || errors.As(err, &header) || errors.As(err, &verifyErr) ||
+		strings.Contains(err.Error(), serverClosedIdle)
 }
+
+// serverClosedIdle is the message of net/http's unexported error for a
+// connection the server closed before it read the request: a server that
+// closes a new connection at once may be seen doing so before the request
+// is written, and net/http then says this rather than EOF.
+const serverClosedIdle = "http: server closed idle connection"

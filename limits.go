@@ -69,18 +69,32 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 	return name, nil
 }
 
-func (t *Transport) newDomain(key string) *domain {
+// setUpDomain makes d the domain of key, under its limit.
+func (t *Transport) setUpDomain(d *domain, key string) {
 	l, ok := t.limits[key]
 	if !ok {
 		l = t.defaultLimit
 	}
-	d := &domain{key: key, limit: l, rule: limiter.RuleOf(*l),
-		unpaced: l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey}
-	d.rule.MaxPause = t.maxPause
+	d.key, d.limit, d.rule = key, l, t.rules[l]
+	d.unpaced = l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
 	}
+}
+
+// newDomain returns a domain of key that the table does not hold.
+func (t *Transport) newDomain(key string) *domain {
+	d := new(domain)
+	t.setUpDomain(d, key)
 	return d
+}
+
+// ruleOf returns the limiter.Rule that enforces l under the Transport's
+// maximum pause.
+func (t *Transport) ruleOf(l *config.Limit) *limiter.Rule {
+	r := limiter.RuleOf(*l)
+	r.MaxPause = t.maxPause
+	return &r
 }
 
 // Limit returns the limit that paces domain: its own, or the default.

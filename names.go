@@ -42,7 +42,7 @@ func (t *Transport) keyOf(name string) string {
 	if _, ok := t.limits[name]; ok {
 		return name
 	}
-	if _, ok := t.domains.load(name); ok {
+	if _, ok := t.domains.Load(name); ok {
 		return name
 	}
 	req, _ := nameRequest(name)

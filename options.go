@@ -28,7 +28,6 @@ type options struct {
 	domains        []domainEntry
 	domainOptions  int // WithDomain and WithConfig options applied so far
 	keyFunc        KeyFunc
-	byHost         bool // keyFunc is the default, which depends on the host alone
 	limiter        limiter.Limiter
 	maxWait        time.Duration
 	timeout        time.Duration
@@ -66,7 +65,7 @@ func defaultOptions() options {
 // withDefaults fills in the defaults of what the options left zero.
 func (o *options) withDefaults() {
 	if o.keyFunc == nil {
-		o.keyFunc, o.byHost = uncachedDomainKey, true
+		o.keyFunc = DomainKey
 	}
 	if o.limiter == nil {
 		o.limiter = limiter.NewMemory()

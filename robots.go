@@ -48,7 +48,7 @@ func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscach
 		MaxCrawlDelay: o.maxCrawlDelay,
 		Base:          t.base,
 		Pace:          func(base http.RoundTripper) http.RoundTripper { return pacer{t, base} },
-		Now:           t.clock.now,
+		Now:           time.Now,
 	})
 }
 
@@ -71,7 +71,7 @@ func (t *Transport) checkRobots(req *http.Request, d *domain) error {
 		d.stats.Disallowed()
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		d.stats.Canceled()
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: err}
+		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
 	return err
 }

@@ -13,7 +13,7 @@ import (
 // name (www.example.com) or URL answers for its key (example.com under
 // DomainKey).
 func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
-	d, ok := t.domains.load(t.keyOf(domain))
+	d, ok := t.domains.Load(t.keyOf(domain))
 	if !ok {
 		return stats.Snapshot{}, false
 	}
@@ -23,7 +23,7 @@ func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
 // AllStats returns a copy of the counters of every tracked domain.
 func (t *Transport) AllStats() map[string]stats.Snapshot {
 	out := make(map[string]stats.Snapshot)
-	for _, d := range t.domains.all() {
+	for _, d := range t.domains.All() {
 		out[d.key] = t.snapshot(d)
 	}
 	return out
@@ -34,7 +34,7 @@ func (t *Transport) AllStats() map[string]stats.Snapshot {
 // Stats.
 func (t *Transport) RemainingWait(domain string) time.Duration {
 	key := t.keyOf(domain)
-	d, ok := t.domains.load(key)
+	d, ok := t.domains.Load(key)
 	if !ok {
 		// Never seen, or forgotten by the table while the limiter may
 		// still pace it: ask the limiter under the limit it would get.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/domains"
 	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
@@ -60,10 +61,10 @@ type Transport struct {
 	loopbackExempt bool
 	logger         *slog.Logger
 	userAgent      string // sent with requests that carry none
-	clock          clock
 	defaultLimit   *config.Limit
 	limits         map[string]*config.Limit
-	domains        domainTable
+	rules          map[*config.Limit]*limiter.Rule // of each limit, shared by its domains
+	domains        *domains.Table[domain, *domain]
 
 	maxPause time.Duration
 	robots   *robotscache.Cache // nil unless WithRobots
@@ -103,18 +104,17 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
 		userAgent:      o.userAgent,
-		clock:          newClock(),
 		defaultLimit:   &o.defaultLimit,
 		limits:         limits,
 
 		maxPause: o.maxPause,
 	}
-	t.robots = newRobotsCache(t, o.robots, o.userAgent)
-	t.domains.maxDomains = o.maxDomains
-	t.domains.newDomain = t.newDomain
-	if o.byHost {
-		t.domains.hosts = &hostDomains{hostCache[*domain]{limit: 2 * int64(o.maxDomains)}}
+	t.rules = map[*config.Limit]*limiter.Rule{t.defaultLimit: t.ruleOf(t.defaultLimit)}
+	for _, l := range limits {
+		t.rules[l] = t.ruleOf(l)
 	}
+	t.robots = newRobotsCache(t, o.robots, o.userAgent)
+	t.domains = domains.New(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
 }
@@ -162,7 +162,6 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	d.used(sent)
 	d.stats.Sent(sent, waited, degraded)
 	d.stats.InFlight(1)
 	var cancel context.CancelFunc
@@ -227,22 +226,11 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, d *domain, t
 
 // acquire finds the request's domain and claims it for the request.
 func (t *Transport) acquire(req *http.Request) (*domain, error) {
-	hosts := t.domains.hosts
-	if hosts != nil && req.URL != nil {
-		if d := hosts.acquire(req.URL.Host); d != nil {
-			return d, nil
-		}
-	}
 	key, err := t.Key(req)
 	if err != nil {
 		return nil, err
 	}
-	d := t.domains.acquire(key)
-	if hosts != nil {
-		// d is acquired: no sweep forgets it before its host is stored.
-		hosts.store(req.URL.Host, d)
-	}
-	return d, nil
+	return t.domains.Acquire(key), nil
 }
 
 // takeSlot takes a place under the domain's MaxConcurrent.
@@ -260,7 +248,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 		return nil
 	case <-ctx.Done():
 		full := &placesTaken{max: cap(d.slots), inFlight: len(d.slots), cause: context.Cause(ctx)}
-		return &WaitError{Domain: d.key, RetryAt: t.clock.now(), Err: full}
+		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: full}
 	}
 }
 
@@ -269,7 +257,7 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain) error {
 // the limiter's store did not answer.
 func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited time.Duration, degraded bool, err error) {
 	if d.unpaced {
-		return t.clock.now(), 0, false, nil
+		return time.Now(), 0, false, nil
 	}
 	r := d.request()
 	r.MaxWait = t.maxWait
@@ -279,11 +267,11 @@ func (t *Transport) wait(ctx context.Context, d *domain) (sent time.Time, waited
 			t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", res.Wait, "rule", res.Reason)
 		}
 		if sent = res.Start; sent.IsZero() {
-			sent = t.clock.now()
+			sent = time.Now()
 		}
 		return sent, res.Wait, res.Degraded, nil
 	}
-	retryAt := t.clock.now().Add(res.Wait)
+	retryAt := time.Now().Add(res.Wait)
 	if ctx.Err() != nil {
 		return time.Time{}, 0, false, &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
 	}

@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/go-redis/redis_rate/v10 v10.0.1
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/polite-go/polite v0.2.0
 	github.com/polite-go/polite/limiter/redislimiter v0.2.0
 	github.com/redis/go-redis/v9 v9.22.0

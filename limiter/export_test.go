@@ -2,35 +2,31 @@ package limiter
 
 import "time"
 
-// What the external tests need to speak of reasons and pauses.
-const (
-	ReasonRate     = reasonRate
-	ReasonMinDelay = reasonMinDelay
-	ReasonJitter   = reasonJitter
-	ReasonQuota    = reasonQuota
-	ReasonQueue    = reasonQueue
-	ReasonPause    = Reason("retry-after") // PauseAt's
-)
-
 // PauseAt pauses key for d from now, as a Retry-After would.
 func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	n := m.nanos(now)
-	s := m.lockState(key, &noRule, n)
-	defer s.mu.Unlock()
-	s.pause(after(n, d), ReasonPause)
+	sh.stateLocked(key, n).pause(after(n, d), ReasonRetryAfter)
 }
 
 // ConfirmAt is Reservation.Confirm at now, for a reservation Memory made.
 func ConfirmAt(res *Reservation, now time.Time) time.Duration {
-	s := res.Turn.(*lockedState)
-	return s.confirmAt(res, s.owner.nanos(now))
+	sh := (*shard)(res.Turn.(*memoryTurn))
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.confirmLocked(res, sh.m.nanos(now), randJitter(res.rule))
 }
 
 // Len reports how many keys m tracks.
-func (m *Memory) Len() int { return int(m.count.Load()) }
-
-// WithoutMemo is r without the memo RuleOf gives it, to compare Rules.
-func (r Rule) WithoutMemo() Rule {
-	r.memo = nil
-	return r
+func (m *Memory) Len() int {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += sh.keys.Len()
+		sh.mu.Unlock()
+	}
+	return n
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -30,6 +31,9 @@ func importJSON(path string) error {
 		return nil
 	}
 	in, err := readJSON(r)
+	if err == nil {
+		err = upgradeKeys(in.Keys)
+	}
 	if err == nil {
 		err = checkKeys(in.Keys)
 	}
@@ -74,6 +78,34 @@ func readJSON(r *bufio.Reader) (*savedState, error) {
 		return nil, fmt.Errorf("version %d, and this build imports version %d", in.Version, jsonVersion)
 	}
 	return &in, nil
+}
+
+// upgradeKeys turns each key's quota windows, each with its starts, as
+// version 1 kept them, into the one history of starts a state keeps now.
+func upgradeKeys(keys map[string]json.RawMessage) error {
+	for key, value := range keys {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(value, &fields); err != nil {
+			return fmt.Errorf("key %q: %w", key, err)
+		}
+		windows, ok := fields["windows"]
+		if !ok {
+			continue
+		}
+		var saved []struct{ Starts []int64 }
+		if err := json.Unmarshal(windows, &saved); err != nil {
+			return fmt.Errorf("key %q: %w", key, err)
+		}
+		var starts []int64
+		for _, w := range saved {
+			starts = append(starts, w.Starts...)
+		}
+		slices.Sort(starts)
+		delete(fields, "windows")
+		fields["starts"], _ = json.Marshal(slices.Compact(starts))
+		keys[key], _ = json.Marshal(fields)
+	}
+	return nil
 }
 
 // checkKeys checks that each of keys holds a state Persist restores.

@@ -40,10 +40,9 @@ type Limiter interface {
 // than the Request's MaxWait allows.
 var ErrWaitTooLong = errors.New("limiter: wait longer than the maximum allowed")
 
-// Rule is what paces one key. A Limiter only reads it. A Rule made by
-// RuleOf also carries a cache of Memory's, which its copies share: while
-// it paces one key, Memory finds that key's state through it, without a
-// lookup.
+// Rule is what paces one key: a config.Limit's pacing settings as a
+// Limiter reads them, with the cap on server pauses that the Transport
+// sets for all domains. A Limiter only reads it; it is a plain value.
 type Rule struct {
 	// Rate is the token bucket's refill rate per second; 0 means no bucket.
 	Rate float64
@@ -75,15 +74,13 @@ type Rule struct {
 	// (see Observation.Failed); nil means 500, 502, 503, 504 and 0, an
 	// empty list none. See config.Limit.ErrorStatuses.
 	ErrorStatuses []int
-
-	memo *memo // nil unless RuleOf made the Rule
 }
 
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {
 	return Rule{Rate: l.RequestsPerSecond, Burst: l.Burst, MinDelay: l.MinDelay, Jitter: l.Jitter,
 		Quotas: l.Quotas, Adaptive: l.Adaptive, Target: l.TargetConcurrency,
-		AdaptiveStart: l.AdaptiveStartDelay, AdaptiveMax: l.AdaptiveMaxDelay, ErrorStatuses: l.ErrorStatuses, memo: new(memo)}
+		AdaptiveStart: l.AdaptiveStartDelay, AdaptiveMax: l.AdaptiveMaxDelay, ErrorStatuses: l.ErrorStatuses}
 }
 
 // Request asks for a turn, or about one, for one key. A Limiter only
@@ -116,7 +113,9 @@ type Reservation struct {
 	// Degraded is true when a fallback made the reservation because the
 	// shared store did not answer.
 	Degraded bool
-	// Wait is how long the caller must wait before it starts the request.
+	// Wait is how long from the reservation to its turn: what Reserve
+	// planned, plus what each Confirm adds when it moves the turn; when OK
+	// is false, the wait the turn would have needed.
 	Wait time.Duration
 	// Reason names the rule that set the wait; empty when there is none.
 	Reason Reason
@@ -134,18 +133,19 @@ type Reservation struct {
 	//   - Confirm says that res's wait has passed and its request is about
 	//     to start. It returns 0 when it may start now, or how much longer
 	//     it must wait: the key was paused meanwhile, or an earlier request
-	//     started later than planned; res then holds the turn it waits for.
+	//     started later than planned; res then holds the turn it waits for,
+	//     and its Wait grows by as much.
 	Turn interface {
 		Cancel(ctx context.Context, res *Reservation) error
 		Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
 	}
 
-	// What Memory needs to find the turn again. (OK and Degraded sit side
-	// by side so that a Reservation is 96 bytes: it is copied as it is
-	// returned, and a multiple of 16 bytes copies without stalls.)
-	rule *Rule
-	id   uint64
-	at   int64
+	// What Memory needs to find the turn again.
+	state *keyState
+	key   string // the state's key, for Persist's commits
+	rule  *Rule
+	id    uint64
+	at    int64
 }
 
 // Cancel gives the turn back: see the Turn field.
@@ -221,28 +221,21 @@ type QuotaState struct {
 	NextFree time.Time
 }
 
-// Reason names what makes a request wait:
-//
-//   - "rate": the token bucket is empty;
-//   - "min_delay": too soon after the previous start;
-//   - "jitter": the random extra gap;
-//   - "quota": a sliding-window quota is used up;
-//   - "queue": earlier requests are still waiting;
-//   - "crawl-delay" or "adaptive": the gap that robots.txt's Crawl-delay
-//     or adaptive pacing set;
-//   - "retry-after", "ratelimit" or "backoff": a pause the server asked
-//     for, with a Retry-After, a RateLimit header saying no request
-//     remains, or a 429 or 503 without either;
-//   - "errors": backoff while the server fails (other 5xx answers the
-//     Rule's ErrorStatuses list, transport failures);
-//   - "shared": a pause another worker sharing the limiter asked for.
+// Reason names what makes a request wait, or who asked for a pause.
 type Reason string
 
+// The reasons a Limiter gives.
 const (
-	reasonRate     Reason = "rate"
-	reasonMinDelay Reason = "min_delay"
-	reasonJitter   Reason = "jitter"
-	reasonQuota    Reason = "quota"
-	reasonQueue    Reason = "queue"
-	reasonShared   Reason = "shared"
+	ReasonRate       Reason = "rate"        // the token bucket is empty
+	ReasonMinDelay   Reason = "min_delay"   // too soon after the previous start
+	ReasonJitter     Reason = "jitter"      // the random extra gap
+	ReasonQuota      Reason = "quota"       // a sliding-window quota is used up
+	ReasonQueue      Reason = "queue"       // earlier requests are still waiting
+	ReasonCrawlDelay Reason = "crawl-delay" // the gap robots.txt's Crawl-delay sets
+	ReasonAdaptive   Reason = "adaptive"    // the gap adaptive pacing sets
+	ReasonRetryAfter Reason = "retry-after" // a pause a response's Retry-After asked for
+	ReasonRateLimit  Reason = "ratelimit"   // a pause a RateLimit header saying no request remains asked for
+	ReasonBackoff    Reason = "backoff"     // a pause after a 429 that said nothing of when to come back
+	ReasonErrors     Reason = "errors"      // backoff while the server fails (the Rule's ErrorStatuses, transport failures)
+	ReasonShared     Reason = "shared"      // a pause another worker sharing the limiter asked for
 )

@@ -278,7 +278,7 @@ func TestPause(t *testing.T) {
 	m.PauseAt("a.com", 10*time.Second, c.at(0))
 	res, start := c.reserveAt(m, r, time.Second)
 	assert.Equal(t, 10*time.Second, start)
-	assert.Equal(t, limiter.ReasonPause, res.Reason)
+	assert.Equal(t, limiter.ReasonRetryAfter, res.Reason)
 	res, start = c.reserveAt(m, r, time.Second)
 	assert.Equal(t, 10*time.Second, start, "the bucket still has a token")
 	assert.Equal(t, limiter.ReasonQueue, res.Reason)
@@ -456,7 +456,7 @@ func TestReasons(t *testing.T) {
 		{"min_delay", limiter.Rule{Rate: 100, Burst: 5, MinDelay: time.Second}, 0, 1, limiter.ReasonMinDelay},
 		{"rate over min_delay", limiter.Rule{Rate: 0.5, Burst: 1, MinDelay: time.Second}, 0, 1, limiter.ReasonRate},
 		{"quota", limiter.Rule{Rate: 100, Burst: 5, Quotas: []config.Quota{{Requests: 1, Window: time.Minute}}}, 0, 1, limiter.ReasonQuota},
-		{"pause", limiter.Rule{Rate: 1, Burst: 1}, time.Minute, 0, limiter.ReasonPause},
+		{"pause", limiter.Rule{Rate: 1, Burst: 1}, time.Minute, 0, limiter.ReasonRetryAfter},
 		{"queue behind a pause", limiter.Rule{Rate: 1, Burst: 2}, time.Minute, 1, limiter.ReasonQueue},
 	}
 	for _, tt := range tests {
@@ -539,7 +539,7 @@ func TestStatePaused(t *testing.T) {
 	m := limiter.NewMemory()
 	m.PauseAt("a.com", 30*time.Second, c.at(0))
 	st := stateAt(m, "a.com", limiter.Rule{Rate: 1, Burst: 1}, c.at(10*time.Second))
-	assert.Equal(t, limiter.State{Wait: 20 * time.Second, Reason: limiter.ReasonPause, Paused: 20 * time.Second, PauseReason: limiter.ReasonPause}, st)
+	assert.Equal(t, limiter.State{Wait: 20 * time.Second, Reason: limiter.ReasonRetryAfter, Paused: 20 * time.Second, PauseReason: limiter.ReasonRetryAfter}, st)
 	st = stateAt(m, "a.com", limiter.Rule{Rate: 1, Burst: 1}, c.at(40*time.Second))
 	assert.Equal(t, limiter.State{}, st)
 }
@@ -576,10 +576,8 @@ func TestEviction(t *testing.T) {
 	assert.Equal(t, probe(c, fresher, key, 2*time.Second), probe(c, m, key, 2*time.Second))
 }
 
-// TestRuleOfPacesAnyKeyInAnyMemory checks that the cache a Rule from
-// RuleOf carries never mixes keys or limiters up: one Rule, and its
-// copies, pace two keys in two Memories, interleaved, as separate Rules
-// would.
+// TestRuleOfPacesAnyKeyInAnyMemory checks that one Rule, and its copies,
+// pace two keys in two Memories, interleaved, as separate Rules would.
 func TestRuleOfPacesAnyKeyInAnyMemory(t *testing.T) {
 	c := newClock()
 	shared := limiter.RuleOf(config.Limit{RequestsPerSecond: 1, Burst: 1})
@@ -633,7 +631,7 @@ func TestHugeRules(t *testing.T) {
 		{"rate of one per millennium", limiter.Rule{Rate: 1 / (1000 * 365 * 24 * 3600.0), Burst: 1}, 0},
 		{"endless min_delay", limiter.Rule{MinDelay: forever}, 0},
 		{"endless quota window", limiter.Rule{Quotas: []config.Quota{{Requests: 1, Window: forever}}}, 0},
-		{"endless pause", limiter.Rule{Rate: 1, Burst: 5}, forever},
+		{"endless pause", limiter.Rule{Rate: 1, Burst: 5, MaxPause: forever}, forever},
 		{"endless min_delay and jitter", limiter.Rule{MinDelay: forever, Jitter: forever}, 0},
 	}
 	for _, tt := range tests {
@@ -684,7 +682,7 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 func TestRuleOf(t *testing.T) {
 	q := []config.Quota{{Requests: 3, Window: time.Hour}}
 	l := config.Limit{RequestsPerSecond: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), MaxConcurrent: 4, Quotas: q}
-	assert.Equal(t, limiter.Rule{Rate: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), Quotas: q}, limiter.RuleOf(l).WithoutMemo())
+	assert.Equal(t, limiter.Rule{Rate: 2, Burst: 3, MinDelay: time.Second, Jitter: ms(5), Quotas: q}, limiter.RuleOf(l))
 	l.Adaptive = true
 	assert.True(t, limiter.RuleOf(l).Adaptive)
 }

@@ -2,8 +2,9 @@ package limiter
 
 import (
 	"errors"
-	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/polite-go/polite/internal/feedback"
 )
@@ -17,7 +18,7 @@ type savedKey struct {
 	Last        int64          `json:"last,omitempty"`
 	PausedUntil int64          `json:"paused_until,omitempty"`
 	PauseWhy    Reason         `json:"pause_reason,omitempty"`
-	Windows     []savedWindow  `json:"windows,omitempty"`
+	Starts      []int64        `json:"starts,omitempty"`
 	SentBucket  savedBucket    `json:"sent_bucket,omitzero"`
 	Sent        int64          `json:"sent,omitempty"`
 	QuietAt     int64          `json:"quiet_at"`
@@ -29,9 +30,17 @@ type savedBucket struct {
 	At     int64   `json:"at"`
 }
 
-type savedWindow struct {
-	Limit  int     `json:"limit"`
-	Starts []int64 `json:"starts,omitempty"`
+// replace makes st key's state. The turns handed out before are not st's:
+// they give nothing back to it.
+func (m *Memory) replace(key string, st *keyState) {
+	sh := m.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e := sh.keys.Peek(key); e != nil {
+		e.Value.dropped = true
+		sh.keys.Remove(e)
+	}
+	sh.keys.Add(strings.Clone(key)).Value = *st
 }
 
 func (m *Memory) wall(n int64) int64 {
@@ -49,68 +58,47 @@ func (m *Memory) local(wall int64) int64 {
 }
 
 func (m *Memory) save(s *keyState) savedKey {
-	k := savedKey{PauseWhy: s.pauseWhy, QuietAt: m.wall(s.quietAt)}
+	k := savedKey{PauseWhy: s.pauseWhy, QuietAt: m.wall(s.quietAt), Last: m.wall(s.plan.last),
+		Sent: m.wall(s.sent.last), PausedUntil: m.wall(s.pausedUntil),
+		Bucket: m.saveBucket(s.plan.bucket), SentBucket: m.saveBucket(s.sent.bucket)}
 	if s.fb != nil {
 		k.Feedback = s.fb.Save()
 	}
-	if s.bucket.used {
-		k.Bucket = savedBucket{s.bucket.tokens, m.wall(s.bucket.at)}
-	}
-	if s.sentBucket.used {
-		k.SentBucket = savedBucket{s.sentBucket.tokens, m.wall(s.sentBucket.at)}
-	}
-	if s.hasLast {
-		k.Last = m.wall(s.last)
-	}
-	if s.hasSent {
-		k.Sent = m.wall(s.sent)
-	}
-	if s.pausedUntil > math.MinInt64 {
-		k.PausedUntil = m.wall(s.pausedUntil)
-	}
-	for _, w := range s.windows {
-		sw := savedWindow{Limit: w.limit}
-		for _, t := range w.live() {
-			sw.Starts = append(sw.Starts, m.wall(t))
-		}
-		k.Windows = append(k.Windows, sw)
+	for _, t := range s.starts {
+		k.Starts = append(k.Starts, m.wall(t))
 	}
 	return k
 }
 
-func (m *Memory) restore(k savedKey) (*keyState, error) {
+func (m *Memory) saveBucket(b bucket) savedBucket {
+	if b.at == none {
+		return savedBucket{}
+	}
+	return savedBucket{b.tokens, m.wall(b.at)}
+}
+
+func (m *Memory) restoreBucket(b savedBucket) bucket {
+	return bucket{tokens: b.Tokens, at: m.local(b.At)}
+}
+
+// restore makes the keyState that k holds, as it was saved: the rule the
+// key is next used under fits it (see keyState.fit).
+func (m *Memory) restore(k savedKey) (keyState, error) {
 	s := newKeyState()
+	s.restored = true
 	s.pauseWhy, s.quietAt = k.PauseWhy, m.local(k.QuietAt)
 	if k.Feedback != (feedback.Saved{}) {
 		s.taught().Restore(k.Feedback)
 	}
-	if k.Bucket.At != 0 {
-		s.bucket = bucket{tokens: k.Bucket.Tokens, at: m.local(k.Bucket.At), used: true}
+	s.plan = schedule{bucket: m.restoreBucket(k.Bucket), last: m.local(k.Last)}
+	s.sent = schedule{bucket: m.restoreBucket(k.SentBucket), last: m.local(k.Sent)}
+	s.pausedUntil = m.local(k.PausedUntil)
+	for _, t := range k.Starts {
+		s.starts = append(s.starts, m.local(t))
 	}
-	if k.SentBucket.At != 0 {
-		s.sentBucket = bucket{tokens: k.SentBucket.Tokens, at: m.local(k.SentBucket.At), used: true}
+	slices.Sort(s.starts)
+	if math.IsNaN(s.plan.bucket.tokens) || math.IsNaN(s.sent.bucket.tokens) {
+		return keyState{}, errors.New("a bucket holds no number of tokens")
 	}
-	if k.Last != 0 {
-		s.last, s.hasLast = m.local(k.Last), true
-	}
-	if k.Sent != 0 {
-		s.sent, s.hasSent = m.local(k.Sent), true
-	}
-	if k.PausedUntil != 0 {
-		s.pausedUntil = m.local(k.PausedUntil)
-	}
-	for _, sw := range k.Windows {
-		if sw.Limit < 1 || len(sw.Starts) > sw.Limit {
-			return nil, fmt.Errorf("a quota window of %d holds %d starts", sw.Limit, len(sw.Starts))
-		}
-		w := window{limit: sw.Limit}
-		for _, t := range sw.Starts {
-			w.starts = append(w.starts, m.local(t))
-		}
-		s.windows = append(s.windows, w)
-	}
-	if math.IsNaN(s.bucket.tokens) || math.IsNaN(s.sentBucket.tokens) {
-		return nil, errors.New("a bucket holds no number of tokens")
-	}
-	return s, nil
+	return *s, nil
 }

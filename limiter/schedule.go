@@ -2,70 +2,70 @@ package limiter
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
 )
 
+// none marks a time that is not set: no start yet, no pause, a full bucket.
+const none = math.MinInt64
+
 // keyState is everything a limiter remembers of one key. Times are
 // nanoseconds on the limiter's clock.
 //
 // It keeps two schedules. The plan is the turns it has handed out: a new
-// turn starts no earlier than the latest one, which keeps each quota's
-// window a queue and lets the bucket be read only forward in time. The
-// record is when requests really started: a turn whose request starts
-// late (a late wake-up, a slow step before it) moves the turns after it,
-// since the record is what a server sees, and a request starts only when
-// the record allows it too.
+// turn starts no earlier than the latest one, which lets the bucket be
+// read only forward in time. The sent schedule is when requests really
+// started: a turn whose request starts late (a late wake-up, a slow step
+// before it) moves the turns after it, since what was sent is what a
+// server sees, and a request starts only when the sent schedule allows it
+// too.
 type keyState struct {
-	// The plan.
-	bucket      bucket
-	last        int64 // start of the latest turn, if hasLast
+	plan, sent  schedule
 	pausedUntil int64
-	pauseWhy    Reason // who asked for the pause until pausedUntil
-	windows     []window
-	undo        undo
-	gen         uint32 // tags this state's reservation IDs, told apart from an earlier state's of the key
-	seq         uint32 // counts this state's reservations
-
-	// The record.
-	sentBucket bucket
-	sent       int64  // when the latest request started, if hasSent
-	records    uint32 // counts the starts recorded
-
-	// The flags of both, side by side to keep the struct small.
-	hasLast, hasSent bool
-
-	quietAt int64 // from then on the state is as good as a fresh one
-
-	fb *feedback.State // what the server taught; nil until it teaches
+	pauseWhy    Reason  // who asked for the pause until pausedUntil
+	starts      []int64 // the starts, planned or made, that a quota may still count, oldest first
+	turns       []turn  // the latest turns handed out, oldest first: see cancel
+	turn        [1]turn // where turns starts, so that a key that waits for none holds its latest turn without an allocation
+	seq         uint64  // the latest turn's ID
+	made        uint32  // counts the starts made
+	quietAt     int64   // from then on the state is as good as a fresh one
+	fb          *feedback.State
+	dropped     bool // Memory forgot it: its turns have nothing to keep apart
+	restored    bool // made elsewhere: the next rule fits its times (see fit)
 }
 
-// bucket is a token bucket: tokens at at, if used; full otherwise.
+// schedule is a token bucket and the latest start it let go.
+type schedule struct {
+	bucket bucket
+	last   int64
+}
+
+// bucket is a token bucket: tokens at at; full if at is none.
 type bucket struct {
 	tokens float64
 	at     int64
-	used   bool
 }
 
-// undo holds what the latest turn changed, so that cancelling it
-// restores the plan exactly.
-type undo struct {
-	bucket     bucket
-	sentBucket bucket // the record before the turn, if the turn went at once
-	last       int64
-	quietAt    int64
-	sent       int64
-	records    uint32 // the count of starts recorded just after it
-	valid      bool
-	hasLast    bool
-	hasSent    bool
-	recorded   bool // the turn went at once: it wrote the record
+// turn is a turn handed out, with what giving it back restores.
+type turn struct {
+	id        uint64
+	at        int64    // its start, planned or made
+	plan      schedule // the plan before the turn was claimed
+	sent      schedule // the sent schedule before it started, if started
+	made      uint32   // the count of starts just after it started, if started
+	started   bool
+	cancelled bool
 }
 
+// newKeyState returns a fresh state. A keyState is not copied once it is
+// used: its turns may point into it.
 func newKeyState() *keyState {
-	return &keyState{pausedUntil: math.MinInt64}
+	return &keyState{plan: noSchedule, sent: noSchedule, pausedUntil: none, quietAt: none}
 }
+
+var noSchedule = schedule{bucket: bucket{at: none}, last: none}
 
 // after is t+d, or math.MaxInt64 where that would overflow: a wait too
 // long to represent lasts forever instead of wrapping into the past.
@@ -91,7 +91,7 @@ func tokenTime(n, rate float64) time.Duration {
 // rounding error short of it, so that a key is as good as fresh at quietAt.
 func (b *bucket) level(t int64, rule *Rule) float64 {
 	burst := float64(rule.Burst)
-	if !b.used {
+	if b.at == none {
 		return burst
 	}
 	level := b.tokens + float64(max(t-b.at, 0))*rule.Rate/1e9
@@ -109,11 +109,18 @@ func (b *bucket) ready(t int64, rule *Rule) int64 {
 	return t
 }
 
-// take takes a token at t and returns when the bucket is full again.
-func (b *bucket) take(t int64, rule *Rule) int64 {
+// take takes a token at t.
+func (b *bucket) take(t int64, rule *Rule) {
 	b.tokens = b.level(t, rule) - 1
-	b.at, b.used = t, true
-	return after(t, tokenTime(float64(rule.Burst)-b.tokens, rule.Rate))
+	b.at = t
+}
+
+// full is when the bucket is full again.
+func (b *bucket) full(rule *Rule) int64 {
+	if b.at == none {
+		return none
+	}
+	return after(b.at, tokenTime(float64(rule.Burst)-b.tokens, rule.Rate))
 }
 
 // minDelay is the least gap between two starts: the rule's, or what the
@@ -123,33 +130,57 @@ func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
 	if learned > rule.MinDelay {
 		return learned, Reason(why)
 	}
-	return rule.MinDelay, reasonMinDelay
+	return rule.MinDelay, ReasonMinDelay
 }
 
-// fitWindows makes one window per quota of rule, keeping the history of
-// each window that rule still has: a window is what it counts, its
-// requests and its span, wherever it sits in the list. A window read from
-// a saved state has no span, and is the quota with its requests.
-func (s *keyState) fitWindows(rule *Rule) {
-	fits := len(s.windows) == len(rule.Quotas)
-	for i := 0; fits && i < len(rule.Quotas); i++ {
-		fits = s.windows[i].limit == rule.Quotas[i].Requests && s.windows[i].span == rule.Quotas[i].Window
+// longestWindow is the longest window of rule's quotas; 0 without quotas.
+func longestWindow(rule *Rule) time.Duration {
+	var w time.Duration
+	for _, q := range rule.Quotas {
+		w = max(w, q.Window)
 	}
-	if fits {
-		return
-	}
-	old := s.windows
-	s.windows = make([]window, len(rule.Quotas))
-	for i, q := range rule.Quotas {
-		s.windows[i] = window{limit: q.Requests, span: q.Window}
-		for j := range old {
-			if old[j].limit == q.Requests && (old[j].span == q.Window || old[j].span == 0) {
-				s.windows[i], old[j].limit = old[j], 0 // each history goes to one window
-				s.windows[i].span = q.Window
-				break
-			}
+	return w
+}
+
+// fit makes the state one that rule could have made by now, so that a
+// state made under another rule, or restored from another process (whose
+// clock may differ), holds no time further ahead than rule allows: a
+// pause ends within rule's MaxPause; starts that no quota of rule counts
+// any more are forgotten; and a restored state holds no start, turn or
+// bucket later than one cycle of rule from now (see cycle).
+func (s *keyState) fit(now int64, rule *Rule) {
+	s.pausedUntil = min(s.pausedUntil, after(now, maxPause(rule)))
+	if s.restored {
+		s.restored = false
+		limit := after(now, s.cycle(rule))
+		for _, sc := range []*schedule{&s.plan, &s.sent} {
+			sc.last, sc.bucket.at = min(sc.last, limit), min(sc.bucket.at, limit)
+			sc.bucket.tokens = min(sc.bucket.tokens, float64(rule.Burst))
+		}
+		for i := range s.starts {
+			s.starts[i] = min(s.starts[i], limit)
 		}
 	}
+	w := longestWindow(rule)
+	i := 0
+	for i < len(s.starts) && after(s.starts[i], w) <= now {
+		i++
+	}
+	s.starts = s.starts[i:]
+	if len(s.starts) == 0 {
+		s.starts = nil
+	}
+}
+
+// cycle is how long rule holds back a fresh key after a burst: the time
+// to refill the bucket, or the gap between two starts if longer, and the
+// jitter.
+func (s *keyState) cycle(rule *Rule) time.Duration {
+	d, _ := s.minDelay(rule)
+	if rule.Rate > 0 {
+		d = max(d, tokenTime(float64(rule.Burst), rule.Rate))
+	}
+	return min(d, math.MaxInt64-rule.Jitter) + rule.Jitter
 }
 
 // earliest returns the earliest start at or after now that every rule of
@@ -163,63 +194,73 @@ func (s *keyState) earliest(now int64, rule *Rule, jitter time.Duration) (int64,
 		}
 	}
 	gap, gapReason := s.minDelay(rule)
-	if s.hasLast {
-		later(s.last, reasonQueue)
+	last := s.plan.last
+	if last != none {
+		later(last, ReasonQueue)
 		if gap > 0 {
-			later(after(s.last, gap), gapReason)
+			later(after(last, gap), gapReason)
 		}
 	}
 	later(s.pausedUntil, s.pauseWhy)
-	for i, q := range rule.Quotas {
-		if w := &s.windows[i]; w.full() {
-			later(after(w.oldest(), q.Window), reasonQuota)
+	for _, q := range rule.Quotas {
+		if n := len(s.starts); n >= q.Requests {
+			later(after(s.starts[n-q.Requests], q.Window), ReasonQuota)
 		}
 	}
 	if rule.Rate > 0 {
-		later(s.bucket.ready(t, rule), reasonRate)
+		later(s.plan.bucket.ready(t, rule), ReasonRate)
 	}
-	if s.hasLast && jitter > 0 {
+	if last != none && jitter > 0 {
 		if t > now {
 			t = after(t, jitter)
 		} else {
-			later(after(s.last, jitter), reasonJitter)
+			later(after(last, jitter), ReasonJitter)
 		}
 	}
 	return t, reason
 }
 
-// recorded is the earliest start at or after now that the record allows:
-// what the server has seen must fit the rules too.
-func (s *keyState) recorded(now int64, rule *Rule) int64 {
+// allowed is the earliest start at or after now that the sent schedule
+// allows: what the server has seen must fit the rules too.
+func (s *keyState) allowed(now int64, rule *Rule) int64 {
 	t := now
-	if gap, _ := s.minDelay(rule); s.hasSent && gap > 0 {
-		t = max(t, after(s.sent, gap))
+	if gap, _ := s.minDelay(rule); s.sent.last != none && gap > 0 {
+		t = max(t, after(s.sent.last, gap))
 	}
 	if rule.Rate > 0 {
-		t = max(t, s.sentBucket.ready(t, rule))
+		t = max(t, s.sent.bucket.ready(t, rule))
 	}
 	return max(t, s.pausedUntil)
+}
+
+// quiet is when the state becomes as good as a fresh one under rule:
+// its bucket full, its gaps, pause and quota windows over.
+func (s *keyState) quiet(rule *Rule) int64 {
+	q := s.pausedUntil
+	gap, _ := s.minDelay(rule)
+	if s.plan.last != none {
+		q = max(q, after(after(s.plan.last, gap), rule.Jitter))
+	}
+	if s.sent.last != none {
+		q = max(q, after(s.sent.last, gap))
+	}
+	if rule.Rate > 0 {
+		q = max(q, s.plan.bucket.full(rule), s.sent.bucket.full(rule))
+	}
+	if n := len(s.starts); n > 0 {
+		q = max(q, after(s.starts[n-1], longestWindow(rule)))
+	}
+	return q
 }
 
 // reserve claims into res the earliest turn at or after now, unless its
 // wait would exceed maxWait (when positive).
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
-	s.fitWindows(rule)
-	quiet := now >= s.quietAt
-	if quiet {
-		// As good as a fresh state: the turn is now, and both buckets are
-		// full, so the record moves as the plan does.
-		s.bucket, s.sentBucket = bucket{}, bucket{}
-	}
-	inStep := quiet || s.inStep()
-	t, reason := now, Reason("")
-	if !quiet {
-		t, reason = s.earliest(now, rule, jitter)
-	}
-	if t == now && !inStep {
-		// Going at once: the record must allow it too.
-		if u := s.recorded(now, rule); u > now {
-			t, reason = u, reasonQueue
+	s.fit(now, rule)
+	t, reason := s.earliest(now, rule, jitter)
+	if t == now {
+		if u := s.allowed(now, rule); u > now {
+			t, reason = u, ReasonQueue
 		}
 	}
 	wait := time.Duration(t - now)
@@ -228,148 +269,217 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		res.OK, res.id, res.at = false, 0, 0
 		return
 	}
-	res.OK, res.id, res.at = true, s.commit(t, now, rule), t
+	tr := s.claim(t, rule)
 	if t == now {
-		if inStep {
-			// The turn's start is the record's as it is the plan's: the
-			// record took the same token, and the plan's quiet time covers it.
-			s.sent, s.hasSent, s.sentBucket = now, true, s.bucket
-			s.records++
-		} else {
-			s.record(now, rule)
-		}
-		s.undo.recorded, s.undo.records = true, s.records
+		s.start(&tr, now, rule)
 	}
+	s.keep(tr, now)
+	res.OK, res.id, res.at = true, tr.id, t
+	s.quietAt = s.quiet(rule)
 }
 
-// inStep reports whether the record is the plan: every turn handed out
-// started as planned. Then what the plan allows, the record allows, and a
-// start at once changes both alike.
-func (s *keyState) inStep() bool {
-	return s.hasSent == s.hasLast && s.sent == s.last && s.sentBucket == s.bucket
-}
-
-// commit claims start t, which earliest returned at now, and returns the
-// reservation's ID.
-func (s *keyState) commit(t, now int64, rule *Rule) uint64 {
-	u := &s.undo // field by field: a composite literal would be copied twice
-	u.valid, u.bucket, u.last, u.hasLast, u.quietAt = true, s.bucket, s.last, s.hasLast, s.quietAt
-	u.sentBucket, u.sent, u.hasSent, u.recorded, u.records = s.sentBucket, s.sent, s.hasSent, false, 0
-	gap, _ := s.minDelay(rule)
-	s.quietAt = max(s.quietAt, after(after(t, gap), rule.Jitter))
-	if rule.Rate > 0 {
-		s.quietAt = max(s.quietAt, s.bucket.take(t, rule))
-	}
-	for i, q := range rule.Quotas {
-		s.windows[i].push(t, now, q.Window)
-		s.quietAt = max(s.quietAt, after(t, q.Window))
-	}
-	s.last, s.hasLast = t, true
+// claim takes start t into the plan and returns its turn.
+func (s *keyState) claim(t int64, rule *Rule) turn {
 	s.seq++
-	return s.latestID()
+	tr := turn{id: s.seq, at: t, plan: s.plan}
+	if rule.Rate > 0 {
+		s.plan.bucket.take(t, rule)
+	}
+	s.plan.last = t
+	if len(rule.Quotas) > 0 {
+		s.addStart(t)
+	}
+	return tr
 }
 
-// record notes that a request starts at now.
-func (s *keyState) record(now int64, rule *Rule) {
-	s.sent, s.hasSent = now, true
-	s.records++
-	gap, _ := s.minDelay(rule)
-	s.quietAt = max(s.quietAt, after(now, gap))
+// start notes that tr's request starts at now.
+func (s *keyState) start(tr *turn, now int64, rule *Rule) {
+	tr.started, tr.sent, tr.at = true, s.sent, now
+	s.noteStart(now, rule)
+	tr.made = s.made
+}
+
+// noteStart notes in the sent schedule that a request starts at now.
+func (s *keyState) noteStart(now int64, rule *Rule) {
+	s.sent.last = now
 	if rule.Rate > 0 {
-		s.quietAt = max(s.quietAt, s.sentBucket.take(now, rule))
+		s.sent.bucket.take(now, rule)
 	}
+	s.made++
+}
+
+// keep adds tr, the latest turn, claimed at now, to the turns a cancel may
+// give back. It forgets the turns that no cancel can give back any more:
+// those a started turn follows (a live one), and those whose time has
+// come (their requests went, or go late, whether or not their callers
+// confirm them). A turn forgotten and cancelled later frees its quota
+// slots only, and the turns after it keep what it took.
+func (s *keyState) keep(tr turn, now int64) {
+	if s.turns == nil {
+		s.turns = s.turn[:0]
+	}
+	i := 0
+	for j := len(s.turns) - 1; j >= 0; j-- {
+		if s.turns[j].started {
+			i = j + 1
+			break
+		}
+	}
+	for i < len(s.turns) && s.turns[i].at <= now {
+		i++
+	}
+	s.turns = s.turns[:copy(s.turns, s.turns[i:])]
+	s.turns = append(s.turns, tr)
+}
+
+// find returns the index in s.turns of turn id, or -1.
+func (s *keyState) find(id uint64) int {
+	for i := len(s.turns) - 1; i >= 0; i-- {
+		if s.turns[i].id == id {
+			return i
+		}
+	}
+	return -1
 }
 
 // confirm is Reservation.Turn.Confirm at now for res, a turn of this state.
 func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
-	if uint32(res.id>>32) != s.gen {
-		return 0 // the key was dropped after it: nothing to keep apart from
-	}
 	rule := res.rule
-	if s.pausedUntil > now {
-		// Paused after the turn was claimed: the turn is not spent inside
-		// the pause, but given back and claimed anew.
+	s.fit(now, rule)
+	if s.pausedUntil > now || now > res.at && !s.fitsQuotas(res.at, now, rule) {
+		// Paused after the turn was claimed, or so late that its start
+		// would overfill a quota's window: the turn is not spent, but
+		// given back and claimed anew, after the turns handed out.
 		s.cancel(res.id, res.at, rule)
-		s.fitWindows(rule)
 		t, reason := s.earliest(now, rule, jitter)
-		res.Reason, res.id, res.at = reason, s.commit(t, now, rule), t
+		tr := s.claim(t, rule)
+		s.keep(tr, now)
+		res.Reason, res.id, res.at = reason, tr.id, t
+		s.quietAt = s.quiet(rule)
 		return time.Duration(t - now)
 	}
-	if u := s.recorded(now, rule); u > now {
+	if u := s.allowed(now, rule); u > now {
 		return time.Duration(u - now)
 	}
 	if now > res.at {
 		s.slip(res.at, now, rule)
 		res.at = now
 	}
-	s.record(now, rule)
+	if i := s.find(res.id); i >= 0 {
+		s.start(&s.turns[i], now, rule)
+		s.turns = s.turns[:copy(s.turns, s.turns[i:])]
+	} else {
+		s.noteStart(now, rule)
+	}
+	s.quietAt = s.quiet(rule)
 	return 0
+}
+
+// fitsQuotas reports whether the starts, with the one planned at at
+// moved to now, fit every quota of rule: no window holds more starts than
+// its quota allows.
+func (s *keyState) fitsQuotas(at, now int64, rule *Rule) bool {
+	if len(rule.Quotas) == 0 {
+		return true
+	}
+	moved := slices.Clone(s.starts)
+	if i := slices.Index(moved, at); i >= 0 {
+		moved = slices.Delete(moved, i, i+1)
+	}
+	i, _ := slices.BinarySearch(moved, now)
+	moved = slices.Insert(moved, i, now)
+	for _, q := range rule.Quotas {
+		for j := range moved {
+			if k := j + q.Requests; k < len(moved) && after(moved[j], q.Window) > moved[k] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // slip moves the plan after a turn planned at at whose request starts at
 // now, later: the turns after it follow from now.
 func (s *keyState) slip(at, now int64, rule *Rule) {
-	for i, q := range rule.Quotas {
-		s.windows[i].move(at, now)
-		s.quietAt = max(s.quietAt, after(now, q.Window))
+	if len(rule.Quotas) > 0 {
+		s.moveStart(at, now)
 	}
-	if s.last >= now {
+	s.follow(now, rule)
+}
+
+// follow makes the plan's next turns follow a start at t.
+func (s *keyState) follow(t int64, rule *Rule) {
+	if s.plan.last >= t {
 		return
 	}
-	s.last = now
-	gap, _ := s.minDelay(rule)
-	s.quietAt = max(s.quietAt, after(after(now, gap), rule.Jitter))
-	if b := &s.bucket; rule.Rate > 0 && b.used && b.at < now {
-		b.at = now // the token was taken at now, not before
-		s.quietAt = max(s.quietAt, after(now, tokenTime(float64(rule.Burst)-b.tokens, rule.Rate)))
+	s.plan.last = t
+	if b := &s.plan.bucket; rule.Rate > 0 && b.at != none && b.at < t {
+		b.at = t // the token was taken at t, not before
 	}
 }
 
-// latestID is the ID of the state's latest reservation: its generation
-// above, a count below (after 2^32 reservations an ID repeats, by when the
-// reservation it first named is long gone).
-func (s *keyState) latestID() uint64 { return uint64(s.gen)<<32 | uint64(s.seq) }
+// cancel gives back turn id, planned to start at at. Every cancelled turn
+// that no later live turn follows is given back: the plan goes back to
+// what it was before the oldest of the cancelled turns at the tail, so
+// that the next request goes as if they had never been asked for. A
+// cancelled turn with a live turn after it frees its quota slots only:
+// the turns after it were planned around it, and giving its token back
+// would let a later request go sooner than the rules allow after the one
+// before it.
+func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
+	i := s.find(id)
+	if i < 0 {
+		s.removeStart(at)
+		return
+	}
+	tr := &s.turns[i]
+	if tr.cancelled {
+		return
+	}
+	tr.cancelled = true
+	s.removeStart(tr.at)
+	j := len(s.turns)
+	for j > 0 && s.turns[j-1].cancelled {
+		j--
+	}
+	if j == len(s.turns) {
+		return
+	}
+	oldest := &s.turns[j]
+	s.plan = oldest.plan
+	if oldest.started && oldest.made == s.made {
+		s.sent = oldest.sent // its start is the latest made: no other start is lost
+	}
+	s.turns = s.turns[:j]
+	s.follow(s.sent.last, rule)
+	s.quietAt = s.quiet(rule)
+}
 
-// cancel gives back reservation id, which starts at start. The latest
-// turn is undone exactly. An older one frees its quota slots but gives
-// nothing back to the bucket or the gaps: the turns after it were planned
-// around it, and giving its token back would let a later request go
-// sooner than the rules allow after the one before it. A reservation of
-// an earlier state of the key (another generation) is ignored.
-func (s *keyState) cancel(id uint64, start int64, rule *Rule) {
-	if uint32(id>>32) != s.gen {
-		return
+// addStart adds start t, keeping the starts in order.
+func (s *keyState) addStart(t int64) {
+	i := len(s.starts)
+	for i > 0 && s.starts[i-1] > t {
+		i--
 	}
-	if id == s.latestID() && s.undo.valid {
-		u := &s.undo
-		s.bucket, s.last, s.hasLast = u.bucket, u.last, u.hasLast
-		if u.recorded && u.records == s.records {
-			// Its start is the latest recorded: no other start is lost.
-			s.sentBucket, s.sent, s.hasSent = u.sentBucket, u.sent, u.hasSent
+	s.starts = slices.Insert(s.starts, i, t)
+}
+
+// removeStart deletes one start equal to t, if there is one.
+func (s *keyState) removeStart(t int64) {
+	for i := len(s.starts) - 1; i >= 0; i-- {
+		if s.starts[i] == t {
+			s.starts = slices.Delete(s.starts, i, i+1)
+			return
 		}
-		s.quietAt = max(u.quietAt, s.pausedUntil, s.recordQuiet(rule))
-		for i := range s.windows {
-			s.windows[i].pop()
-		}
-		s.undo.valid = false
-		return
-	}
-	for i := range s.windows {
-		s.windows[i].remove(start)
 	}
 }
 
-// recordQuiet is when the record alone is as good as fresh.
-func (s *keyState) recordQuiet(rule *Rule) int64 {
-	if !s.hasSent {
-		return math.MinInt64
-	}
-	gap, _ := s.minDelay(rule)
-	q := after(s.sent, gap)
-	if rule.Rate > 0 && s.sentBucket.used {
-		q = max(q, after(s.sentBucket.at, tokenTime(float64(rule.Burst)-s.sentBucket.tokens, rule.Rate)))
-	}
-	return q
+// moveStart turns one start at at into one at to. A start already
+// forgotten (it left every window before its request started) is counted
+// anew at to.
+func (s *keyState) moveStart(at, to int64) {
+	s.removeStart(at)
+	s.addStart(to)
 }
 
 // taught is what the server taught, made when it first teaches.
@@ -388,47 +498,31 @@ func (s *keyState) pause(until int64, why Reason) {
 	s.quietAt = max(s.quietAt, until)
 }
 
-// learned keeps the state as long as what the server taught widens its
-// gap.
-func (s *keyState) learned(now int64, rule *Rule) {
-	if gap, _ := s.minDelay(rule); s.hasLast {
-		s.quietAt = max(s.quietAt, after(s.last, gap))
-	} else {
-		s.quietAt = max(s.quietAt, after(now, gap))
-	}
-}
-
-// setCrawlDelay takes in host's robots.txt Crawl-delay c.
-func (s *keyState) setCrawlDelay(now int64, rule *Rule, host string, c time.Duration) {
-	if s.taught().SetCrawlDelay(host, c) {
-		s.learned(now, rule)
-	}
-}
-
 // state reports the key at now, claiming nothing.
 func (s *keyState) state(now int64, rule *Rule, wall time.Time) State {
-	s.fitWindows(rule)
+	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, 0)
-	if u := s.recorded(now, rule); u > t {
-		t, reason = u, reasonQueue
+	if u := s.allowed(now, rule); u > t {
+		t, reason = u, ReasonQueue
 	}
 	st := State{Wait: time.Duration(t - now), Reason: reason}
 	st.MinDelay, _ = s.minDelay(rule)
 	if s.pausedUntil > now {
 		st.Paused, st.PauseReason = time.Duration(s.pausedUntil-now), s.pauseWhy
 	}
-	for i, q := range rule.Quotas {
-		w := &s.windows[i]
-		qs := QuotaState{Limit: q.Requests, Window: q.Window, Remaining: q.Requests}
-		for _, start := range w.live() {
-			if start+int64(q.Window) <= now {
+	for _, q := range rule.Quotas {
+		qs := QuotaState{Limit: q.Requests, Window: q.Window}
+		used := 0
+		for _, start := range s.starts[max(len(s.starts)-q.Requests, 0):] {
+			if after(start, q.Window) <= now {
 				continue
 			}
-			if qs.Remaining == q.Requests {
+			if used == 0 {
 				qs.NextFree = wall.Add(time.Duration(start + int64(q.Window) - now))
 			}
-			qs.Remaining--
+			used++
 		}
+		qs.Remaining = max(q.Requests-used, 0)
 		st.Quotas = append(st.Quotas, qs)
 	}
 	return st

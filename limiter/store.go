@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/polite-go/polite/internal/lru"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -86,13 +87,16 @@ func (m *Memory) Persist(path string) error {
 	}
 	if damage, err := m.load(db); damage != nil || err != nil {
 		db.Close()
-		m.sweepQuiet(math.MaxInt64) // forget what it restored
+		m.forget() // what it restored
 		if damage != nil {
 			return fmt.Errorf("%w: %s: %v; move it away to start afresh", ErrStateDamaged, path, damage)
 		}
 		return fmt.Errorf("limiter: state file %s: %w", path, err)
 	}
 	st := &store{db: db, path: path, stop: make(chan struct{}), done: make(chan struct{})}
+	for i := range m.shards {
+		m.shards[i].changed = map[string]struct{}{}
+	}
 	m.persist = st
 	go st.run(m)
 	return nil
@@ -126,13 +130,12 @@ func (m *Memory) Close() error {
 			st.record(fmt.Errorf("limiter: state file %s: %w", st.path, err))
 		}
 	})
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.errMu.Lock()
+	defer st.errMu.Unlock()
 	return st.err
 }
 
-// store is the database Persist keeps a Memory's state in, and the keys
-// that changed since its last commit.
+// store is the database Persist keeps a Memory's state in.
 type store struct {
 	db   *bolt.DB
 	path string
@@ -142,21 +145,26 @@ type store struct {
 
 	commitMu sync.Mutex // one commit at a time
 
-	mu      sync.Mutex
-	changed []*lockedState // each marked changed, in the order they changed
-	err     error          // the first commit that failed
+	errMu sync.Mutex
+	err   error // the first commit that failed
 }
 
-// changed notes that s, which is locked, changed since the last commit.
-func (s *lockedState) changed() {
-	st := s.owner.persist
-	if st == nil || s.dirty {
-		return
+// changedLocked notes that the state of key, one of sh's, changed since
+// the last commit.
+func (sh *shard) changedLocked(key string) {
+	if sh.changed != nil {
+		sh.changed[key] = struct{}{}
 	}
-	s.dirty = true
-	st.mu.Lock()
-	st.changed = append(st.changed, s)
-	st.mu.Unlock()
+}
+
+// forget drops every key m holds.
+func (m *Memory) forget() {
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		sh.keys = lru.List[string, keyState]{}
+		sh.mu.Unlock()
+	}
 }
 
 func (st *store) run(m *Memory) {
@@ -174,48 +182,42 @@ func (st *store) run(m *Memory) {
 }
 
 func (st *store) record(err error) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.errMu.Lock()
+	defer st.errMu.Unlock()
 	if st.err == nil {
 		st.err = err
 	}
 }
 
 // commit writes the keys that changed in one transaction: each key's
-// state as it is now, or its removal if m dropped it or it has fully
-// recovered. Each state is locked only while it is encoded.
+// state as it is now, or its removal if m no longer holds it or it has
+// fully recovered. It holds a shard's lock only to encode its states,
+// never while it writes.
 func (st *store) commit(m *Memory) error {
 	st.commitMu.Lock()
 	defer st.commitMu.Unlock()
-	st.mu.Lock()
-	batch := st.changed
-	st.changed = nil
-	st.mu.Unlock()
-	if len(batch) == 0 {
+	values := map[string][]byte{} // nil removes the key
+	for i := range m.shards {
+		m.shards[i].encodeChanged(values)
+	}
+	if len(values) == 0 {
 		return nil
 	}
-	// A key's latest state in the batch is the one to write: a state m
-	// dropped comes before the one that took its key.
-	values := make(map[string][]byte, len(batch)) // nil removes the key
-	now := m.sinceEpoch()
-	for _, s := range batch {
-		if len(s.key) > 0 && len(s.key) <= bolt.MaxKeySize {
-			values[s.key] = s.encode(now)
-		}
-	}
+	keys := slices.Sorted(maps.Keys(values)) // in order, a B+tree's nodes fill one after the other
 	err := st.db.Update(func(tx *bolt.Tx) error {
-		keys := tx.Bucket(keysBucket)
-		// In order, a B+tree's nodes fill one after the other; a commit
-		// that adds many keys fills its pages, most of which no later
-		// commit changes.
-		keys.FillPercent = fillPercent
-		for _, key := range slices.Sorted(maps.Keys(values)) {
-			value := values[key]
+		b := tx.Bucket(keysBucket)
+		// A commit that adds many keys fills its pages, most of which no
+		// later commit changes.
+		b.FillPercent = fillPercent
+		for _, key := range keys {
 			var err error
-			if value == nil {
-				err = keys.Delete([]byte(key))
-			} else {
-				err = keys.Put([]byte(key), value)
+			switch value := values[key]; {
+			case len(key) == 0 || len(key) > bolt.MaxKeySize:
+				continue
+			case value == nil:
+				err = b.Delete([]byte(key))
+			default:
+				err = b.Put([]byte(key), value)
 			}
 			if err != nil {
 				return err
@@ -224,32 +226,45 @@ func (st *store) commit(m *Memory) error {
 		return nil
 	})
 	if err != nil {
-		// The next commit tries the batch again, before what changed since.
-		st.mu.Lock()
-		st.changed = append(batch, st.changed...)
-		st.mu.Unlock()
+		for _, key := range keys {
+			sh := m.shard(key)
+			sh.mu.Lock()
+			sh.changedLocked(key) // for the next commit
+			sh.mu.Unlock()
+		}
 		err = fmt.Errorf("limiter: state file %s: %w", st.path, err)
 		st.record(err)
 	}
 	return err
 }
 
-// encode returns the value to store for s at now, nil if it was dropped
-// or has fully recovered, and marks it unchanged: a change after it marks
-// it again, for the next commit.
-func (s *lockedState) encode(now int64) []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.dirty = false
-	if s.dropped || s.quietAt <= now {
-		return nil
+// encodeChanged adds to values the keys of sh that changed since the last
+// commit, each with its state now, or nil if sh no longer holds it or it
+// has fully recovered. It holds sh's lock for encodeChunk keys at a time.
+func (sh *shard) encodeChanged(values map[string][]byte) {
+	sh.mu.Lock()
+	keys := slices.Collect(maps.Keys(sh.changed))
+	sh.changed = map[string]struct{}{} // not cleared: a cleared map keeps its size, which each commit would walk
+	sh.mu.Unlock()
+	for chunk := range slices.Chunk(keys, encodeChunk) {
+		sh.mu.Lock()
+		now := sh.m.sinceEpoch()
+		for _, key := range chunk {
+			values[key] = nil
+			if e := sh.keys.Peek(key); e != nil && e.Value.quietAt > now {
+				value, err := json.Marshal(sh.m.save(&e.Value))
+				if err != nil {
+					panic("limiter: encoding a key's state: " + err.Error()) // a savedKey always encodes
+				}
+				values[key] = value
+			}
+		}
+		sh.mu.Unlock()
 	}
-	value, err := json.Marshal(s.owner.save(&s.keyState))
-	if err != nil {
-		panic("limiter: encoding a key's state: " + err.Error()) // a savedKey always encodes
-	}
-	return value
 }
+
+// encodeChunk is how many keys a commit encodes under a shard's lock.
+const encodeChunk = 256
 
 // openStore opens the bbolt file at path. A damaged file is an error,
 // never a crash.
@@ -290,7 +305,7 @@ func (m *Memory) loadTx(tx *bolt.Tx) error {
 	var quiet [][]byte
 	var saved savedKey // one for all keys, less for the collector to do
 	err := keys.ForEach(func(k, v []byte) error {
-		saved = savedKey{}
+		saved = savedKey{Starts: saved.Starts[:0]}
 		if err := json.Unmarshal(v, &saved); err != nil {
 			return fmt.Errorf("key %q: %w", k, err)
 		}
@@ -302,7 +317,7 @@ func (m *Memory) loadTx(tx *bolt.Tx) error {
 			quiet = append(quiet, k)
 			return nil
 		}
-		m.put(string(k), s, now)
+		m.replace(string(k), &s)
 		return nil
 	})
 	if err != nil {
@@ -350,13 +365,4 @@ func createBuckets(tx *bolt.Tx) error {
 		return err
 	}
 	return meta.Put(versionKey, []byte(storeVersion))
-}
-
-// put makes key's state st, replacing what m knows of it.
-func (m *Memory) put(key string, st *keyState, now int64) {
-	s := m.lockState(key, &noRule, now)
-	gen := s.gen
-	s.keyState = *st
-	s.gen = gen
-	s.mu.Unlock()
 }

@@ -40,9 +40,14 @@ func storedValue(t *testing.T, m *Memory, key string) []byte {
 
 // pending is how many keys changed since the last commit.
 func pending(m *Memory) int {
-	m.persist.mu.Lock()
-	defer m.persist.mu.Unlock()
-	return len(m.persist.changed)
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += len(sh.changed)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
 // The commit after one change writes that key alone, a few pages, however

@@ -45,11 +45,13 @@ type Snapshot struct {
 	DegradedRequests int64
 	// PausedUntil is when the domain's current pause ends; zero if none.
 	PausedUntil time.Time
-	// PauseReason says who asked for the current pause ("retry-after",
-	// "ratelimit", "backoff" after a 429 or 503, "errors" while the server
-	// fails: 5xx answers, timeouts, refused connections; or "shared":
-	// another worker sharing the limiter), or which learned gap holds the
-	// next request back ("crawl-delay", "adaptive"); empty if none.
+	// PauseReason says who asked for the current pause
+	// ([limiter.ReasonRetryAfter], [limiter.ReasonRateLimit],
+	// [limiter.ReasonBackoff] after a 429, [limiter.ReasonErrors] while
+	// the server fails: 5xx answers, timeouts, refused connections; or
+	// [limiter.ReasonShared]: another worker sharing the limiter), or which
+	// learned gap holds the next request back ([limiter.ReasonCrawlDelay],
+	// [limiter.ReasonAdaptive]); empty if none.
 	PauseReason limiter.Reason
 	// PausedTime is the total time the domain was paused at the server's request.
 	PausedTime time.Duration

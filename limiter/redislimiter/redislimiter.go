@@ -388,14 +388,14 @@ func (l *Limiter) reason(why string, paused time.Duration, rule *limiter.Rule, l
 		if local.Paused > 0 && paused <= local.Paused+l.timeout {
 			return local.PauseReason
 		}
-		return "shared"
-	case "min_delay":
+		return limiter.ReasonShared
+	case string(limiter.ReasonMinDelay):
 		switch {
 		case local.MinDelay <= rule.MinDelay:
 		case rule.Adaptive:
-			return "adaptive"
+			return limiter.ReasonAdaptive
 		default:
-			return "crawl-delay"
+			return limiter.ReasonCrawlDelay
 		}
 	}
 	return limiter.Reason(why)

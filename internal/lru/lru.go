@@ -1,0 +1,102 @@
+// Package lru is a map that remembers the order in which its keys were used.
+package lru
+
+// List maps keys to values and orders them from the least to the most
+// recently used. Each key costs one allocation, which holds the key, the
+// value and the links of the order. Trim bounds it.
+//
+// The zero List is empty and ready to use. A List is not safe for
+// concurrent use: its owner locks around it.
+type List[K comparable, V any] struct {
+	m    map[K]*Entry[K, V]
+	root Entry[K, V] // root.next is the most recently used, root.prev the least
+}
+
+// Entry is one key of a List and its value. The value stays at the same
+// address while the key is in the List, so a caller may keep a pointer to
+// it.
+type Entry[K comparable, V any] struct {
+	Key        K
+	Value      V
+	prev, next *Entry[K, V]
+}
+
+func (l *List[K, V]) init() {
+	if l.m == nil {
+		l.m = make(map[K]*Entry[K, V])
+		l.root.prev, l.root.next = &l.root, &l.root
+	}
+}
+
+// Len returns how many keys l holds.
+func (l *List[K, V]) Len() int { return len(l.m) }
+
+// Get returns key's entry, now the most recently used, or nil.
+func (l *List[K, V]) Get(key K) *Entry[K, V] {
+	e := l.m[key]
+	if e != nil {
+		l.toFront(e)
+	}
+	return e
+}
+
+// Peek returns key's entry without changing the order, or nil.
+func (l *List[K, V]) Peek(key K) *Entry[K, V] { return l.m[key] }
+
+// Add stores key with a zero value as the most recently used, and returns
+// its entry. The key must not be in l.
+func (l *List[K, V]) Add(key K) *Entry[K, V] {
+	l.init()
+	e := &Entry[K, V]{Key: key}
+	l.m[key] = e
+	l.insertFront(e)
+	return e
+}
+
+// Remove forgets e, an entry of l.
+func (l *List[K, V]) Remove(e *Entry[K, V]) {
+	delete(l.m, e.Key)
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+}
+
+// Trim removes least recently used entries while l holds more than max,
+// looking at no more than look entries: an entry that mayGo refuses is
+// kept, and moved to the front, so that the next Trim looks past it.
+func (l *List[K, V]) Trim(max, look int, mayGo func(*Entry[K, V]) bool) {
+	for ; look > 0 && len(l.m) > max; look-- {
+		e := l.root.prev
+		if mayGo(e) {
+			l.Remove(e)
+		} else {
+			l.toFront(e)
+		}
+	}
+}
+
+// All calls yield for each entry, from the most to the least recently
+// used, until it returns false. yield must not change l.
+func (l *List[K, V]) All(yield func(*Entry[K, V]) bool) {
+	if l.m == nil {
+		return
+	}
+	for e := l.root.next; e != &l.root; e = e.next {
+		if !yield(e) {
+			return
+		}
+	}
+}
+
+func (l *List[K, V]) toFront(e *Entry[K, V]) {
+	if l.root.next == e {
+		return
+	}
+	e.prev.next, e.next.prev = e.next, e.prev
+	l.insertFront(e)
+}
+
+func (l *List[K, V]) insertFront(e *Entry[K, V]) {
+	e.prev, e.next = &l.root, l.root.next
+	l.root.next.prev = e
+	l.root.next = e
+}
