@@ -12,9 +12,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/polite-go/polite/internal/lru"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // commitInterval is how often a Memory that Persist set up commits what
