@@ -20,7 +20,7 @@ type Recorder struct {
 	responses                            [6]atomic.Int64
 
 	delayed, canceled, failed atomic.Int64
-	disallowed                atomic.Int64
+	disallowed, robots        atomic.Int64
 	throttled, degraded       atomic.Int64
 	waitNanos, pausedNanos    atomic.Int64
 }
@@ -37,6 +37,13 @@ func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 	if degraded {
 		r.degraded.Add(1)
 	}
+	r.lastRequestUnixNano.Store(now.UnixNano())
+}
+
+// RobotsSent records a robots.txt fetch that passed the limiter: it is
+// counted apart from the requests, and its response is not counted.
+func (r *Recorder) RobotsSent(now time.Time) {
+	r.robots.Add(1)
 	r.lastRequestUnixNano.Store(now.UnixNano())
 }
 
@@ -77,6 +84,7 @@ func (r *Recorder) Snapshot(domain string) stats.Snapshot {
 		CanceledRequests:   r.canceled.Load(),
 		FailedRequests:     r.failed.Load(),
 		DisallowedRequests: r.disallowed.Load(),
+		RobotsRequests:     r.robots.Load(),
 		TotalWaitTime:      time.Duration(r.waitNanos.Load()),
 		InFlight:           r.inFlight.Load(),
 		ThrottledResponses: r.throttled.Load(),
