@@ -80,7 +80,7 @@ func (s *hostServer) at(host string) []time.Time {
 // arrivalSlack is how much shorter than the gap between two starts the
 // gap between their arrivals at a test server may be, on a loaded machine:
 // the first of them may have had to set up its connection.
-const arrivalSlack = 30 * time.Millisecond
+const arrivalSlack = 60 * time.Millisecond
 
 // minGap is the shortest gap between two of times, which are in order.
 func minGap(times []time.Time) time.Duration {

@@ -315,8 +315,12 @@ func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	f.handOuts++
 	f.placeLocked(d)
 	fl := &flight{f: f, d: d}
-	f.claiming++
-	tk := ticket.NewClaimed(fl.end, fl.claimed)
+	tk := ticket.New(fl.end)
+	if f.sharedScopes() {
+		// Only then does Next wait for the request to hold its turns.
+		f.claiming++
+		tk = ticket.NewClaimed(fl.end, fl.claimed)
+	}
 	ctx := req.Context()
 	fl.stop = context.AfterFunc(ctx, tk.Done) // fl.end waits for f.mu, so it sees stop
 	f.notifyLocked(now)
