@@ -289,12 +289,12 @@ func TestJitterAddsToTheGap(t *testing.T) {
 // latest start, paused until, quiet at; a domain without state reads as a
 // fresh one.
 var dumpState = redis.NewScript(luaState + `
-local _, tokens, tokens_at, latest, paused_until, quiet_at = load_state(KEYS[1])
+local s = load_state(KEYS[1])
 local function f(x)
   if x == nil then return 'none' end
   return string.format('%.17g', x)
 end
-return {f(tokens), f(tokens_at), f(latest), f(paused_until), f(quiet_at)}
+return {f(s.tokens), f(s.tokens_at), f(s.latest), f(s.paused_until), f(s.quiet_at)}
 `)
 
 // TestCancelLatestRestoresState checks that undoing the latest reservation

@@ -27,8 +27,8 @@ var (
 	luaPause string
 	//go:embed lua/confirm.lua
 	luaConfirm string
-	//go:embed lua/record.lua
-	luaRecord string
+	//go:embed lua/schedule.lua
+	luaSchedule string
 	//go:embed lua/expiry.lua
 	luaExpiry string
 )
@@ -90,14 +90,13 @@ const slip = time.Millisecond
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon and slip, in microseconds; the state's codec,
-// load_state and save_state, and the bucket's arithmetic, token_time and
-// tokens_then (state.lua); recorded (record.lua), the record's rule that
-// reserve and confirm share; and expiry (expiry.lua), the keys' expiry
-// that reserve, confirm and pause set.
+// also sees horizon and slip, in microseconds (defined before clock); the
+// state's codec, the rule's reader and the bucket's arithmetic
+// (state.lua); the keys' expiry (expiry.lua); and the schedule's steps,
+// as schedule.go takes them (schedule.lua).
 func newScripts(clock string) scripts {
-	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaState + luaRecord + luaExpiry
+	prelude := "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + clock + luaState + luaExpiry + luaSchedule
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }

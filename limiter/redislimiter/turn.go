@@ -3,6 +3,7 @@ package redislimiter
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/polite-go/polite/limiter"
@@ -107,18 +108,20 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 }
 
 // confirm is Confirm through Redis, with the confirm script. It returns
-// the wait for the turn, or for the new turn after a pause, and the pause
+// the wait for the turn, or for the new turn claimed after a pause or in
+// place of a start that would overfill a quota's window, and the pause
 // Redis reported.
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
 	l := t.l
 	paced := *t.rule
 	paced.MinDelay = max(t.rule.MinDelay, t.gap)
-	args := append(ruleArgs(paced, 2), t.id>>32, t.start)
+	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
 	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key, paced.Quotas), args)
 	if err != nil {
 		return 0, 0, err
 	}
-	if paused, wait, err = parseConfirm(v); err != nil || paused <= 0 {
+	again, paused, wait, err := parseConfirm(v)
+	if err != nil || !again {
 		return wait, 0, err
 	}
 	if err := l.cancel(ctx, t); err != nil {
