@@ -273,7 +273,7 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 	case sample != 0:
 		args = append(args, sample)
 	}
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, rule.Quotas), args)
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), args)
 	if err != nil {
 		return reservation{}, err
 	}
@@ -316,7 +316,7 @@ func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error 
 }
 
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error {
-	_, err := l.run(ctx, l.scripts.pause, l.keys(key, nil), []any{micros(d)})
+	_, err := l.run(ctx, l.scripts.pause, l.keys(key), []any{micros(d)})
 	return err
 }
 
@@ -358,7 +358,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	rule := ruleOf(r)
 	paced := *rule
 	paced.MinDelay = local.MinDelay
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, rule.Quotas), append(ruleArgs(paced, 1), "report"))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key), append(ruleArgs(paced, 1), "report"))
 	if err != nil {
 		return limiter.State{}, err
 	}

@@ -48,7 +48,7 @@ func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 
 func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	args := cancelArgs(t.rule, t.id, t.start)
-	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key, t.rule.Quotas), args); err != nil {
+	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key), args); err != nil {
 		return err
 	}
 	t.given = true
@@ -116,7 +116,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 	paced := *t.rule
 	paced.MinDelay = max(t.rule.MinDelay, t.gap)
 	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
-	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key, paced.Quotas), args)
+	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key), args)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -136,7 +136,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 // paused returns how long key's pause still lasts on Redis: a report under
 // a rule without quotas, which reads the key's state alone.
 func (l *Limiter) paused(ctx context.Context, key string) (time.Duration, error) {
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, nil), append(ruleArgs(limiter.Rule{}, 1), "report"))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), append(ruleArgs(limiter.Rule{}, 1), "report"))
 	if err != nil {
 		return 0, err
 	}

@@ -11,6 +11,7 @@ local s, found = load_state(KEYS[1])
 if not found or s.epoch ~= epoch then
   return 0
 end
+trim(s, rule, now)
 cancel(s, rule, serial, planned)
 save(s, rule, now)
 return 1

@@ -24,7 +24,7 @@ local s, found = load_state(KEYS[1])
 if not found or s.epoch ~= epoch then
   return {0, 0, 0}
 end
-trim(rule, now)
+trim(s, rule, now)
 if s.paused_until > now then
   return {s.paused_until - now, 0, 1}
 end
@@ -38,8 +38,8 @@ if wait > slip then
 end
 
 if late then
-  remove_start(rule, planned)
-  add_start(s, rule, now)
+  remove_start(planned)
+  add_start(s, now)
   follow(s, rule, now)
 end
 local i = find(s, serial)

@@ -2,10 +2,8 @@
 -- keyState.reserve does; told to report, it claims nothing and reports
 -- the domain, as keyState.state does.
 --
--- KEYS[1] is the domain's state hash; KEYS[1+i] is quota i's list (see
--- state.lua). A list's key names its quota (requests and window), so
--- workers whose quota lists differ share the lists of the quotas they
--- share, and each enforces every quota it knows.
+-- KEYS[1] is the domain's state hash, KEYS[2] the history of its starts
+-- (state.lua).
 --
 -- ARGV is the rule (read_rule). To reserve, the jitter sample, the
 -- longest acceptable wait in nanoseconds (0: any) and the not-before
@@ -32,7 +30,7 @@ end
 
 local now = clock()
 local s = load_state(KEYS[1])
-trim(rule, now)
+trim(s, rule, now)
 local start, reason = earliest(s, rule, now, sample, now + not_before)
 if report or start == now then
   local made_allows = allowed(s, rule, now)
@@ -45,7 +43,7 @@ if report then
   local out = {math.min(start - now, horizon), reason, math.max(0, s.paused_until - now)}
   for _, q in ipairs(rule.quotas) do
     local remaining, next_free = q.requests, 0
-    for _, v in ipairs(redis.call('LRANGE', q.key, -q.requests, -1)) do
+    for _, v in ipairs(redis.call('LRANGE', history, -q.requests, -1)) do
       local ends = tonumber(v) + q.window
       if ends > now then
         if remaining == q.requests then

@@ -7,42 +7,60 @@ local function list_time(t)
   return string.format('%.0f', t)
 end
 
--- trim forgets the starts of each quota's list that its window no longer
--- holds at now.
-local function trim(rule, now)
-  for _, q in ipairs(rule.quotas) do
-    local first = redis.call('LINDEX', q.key, 0)
-    while first and tonumber(first) + q.window <= now do
-      redis.call('LPOP', q.key)
-      first = redis.call('LINDEX', q.key, 0)
+-- history is the key of the history of starts: KEYS[2], nil for a probe.
+local history = KEYS[2]
+
+-- history_window returns the longest window the history keeps at now:
+-- the rule's, or a longer one that a worker whose rule has it used within
+-- that window, so that during a rolling deploy of a quota change every
+-- worker counts every start in every window it knows.
+local function history_window(s, rule, now)
+  if rule.longest >= s.window or now >= s.window_until then
+    s.window, s.window_until = rule.longest, now + rule.longest
+  end
+  return s.window
+end
+
+-- trim forgets the starts that the history's window no longer holds at
+-- now.
+local function trim(s, rule, now)
+  local window = history_window(s, rule, now)
+  if not history or window == 0 then
+    return
+  end
+  local first = redis.call('LINDEX', history, 0)
+  while first and tonumber(first) + window <= now do
+    redis.call('LPOP', history)
+    first = redis.call('LINDEX', history, 0)
+  end
+end
+
+-- add_start adds start t to the history, keeping it in order, when some
+-- quota counts it. A history it makes has no expiry yet: it sets
+-- s.list_made.
+local function add_start(s, t)
+  if not history or s.window == 0 then
+    return
+  end
+  local last = redis.call('LINDEX', history, -1)
+  if not last or tonumber(last) <= t then
+    if redis.call('RPUSH', history, list_time(t)) == 1 then
+      s.list_made = true
+    end
+    return
+  end
+  for _, v in ipairs(redis.call('LRANGE', history, 0, -1)) do
+    if tonumber(v) > t then
+      redis.call('LINSERT', history, 'BEFORE', v, list_time(t))
+      return
     end
   end
 end
 
--- add_start adds start t to each quota's list, keeping it in order. A
--- list it makes has no expiry yet: it sets s.list_made.
-local function add_start(s, rule, t)
-  for _, q in ipairs(rule.quotas) do
-    local last = redis.call('LINDEX', q.key, -1)
-    if not last or tonumber(last) <= t then
-      if redis.call('RPUSH', q.key, list_time(t)) == 1 then
-        s.list_made = true
-      end
-    else
-      for _, v in ipairs(redis.call('LRANGE', q.key, 0, -1)) do
-        if tonumber(v) > t then
-          redis.call('LINSERT', q.key, 'BEFORE', v, list_time(t))
-          break
-        end
-      end
-    end
-  end
-end
-
--- remove_start deletes one start t from each quota's list.
-local function remove_start(rule, t)
-  for _, q in ipairs(rule.quotas) do
-    redis.call('LREM', q.key, -1, list_time(t))
+-- remove_start deletes one start t from the history.
+local function remove_start(t)
+  if history then
+    redis.call('LREM', history, -1, list_time(t))
   end
 end
 
@@ -50,18 +68,21 @@ end
 -- moved to now, fit every quota: no window holds more starts than its
 -- quota allows.
 local function fits_quotas(rule, at, now)
-  for _, q in ipairs(rule.quotas) do
-    local moved, found = {}, false
-    for _, v in ipairs(redis.call('LRANGE', q.key, 0, -1)) do
-      local t = tonumber(v)
-      if t == at and not found then
-        found = true
-      else
-        moved[#moved + 1] = t
-      end
+  if #rule.quotas == 0 then
+    return true
+  end
+  local moved, found = {}, false
+  for _, v in ipairs(redis.call('LRANGE', history, 0, -1)) do
+    local t = tonumber(v)
+    if t == at and not found then
+      found = true
+    else
+      moved[#moved + 1] = t
     end
-    moved[#moved + 1] = now
-    table.sort(moved)
+  end
+  moved[#moved + 1] = now
+  table.sort(moved)
+  for _, q in ipairs(rule.quotas) do
     for j = 1, #moved - q.requests do
       if moved[j] + q.window > moved[j + q.requests] then
         return false
@@ -90,10 +111,12 @@ local function earliest(s, rule, now, sample, not_before)
   end
   later(not_before, 'queue')
   later(s.paused_until, 'pause')
-  for _, q in ipairs(rule.quotas) do
-    local n = redis.call('LLEN', q.key)
-    if n >= q.requests then
-      later(tonumber(redis.call('LINDEX', q.key, n - q.requests)) + q.window, 'quota')
+  if #rule.quotas > 0 then
+    local n = redis.call('LLEN', history)
+    for _, q in ipairs(rule.quotas) do
+      if n >= q.requests then
+        later(tonumber(redis.call('LINDEX', history, n - q.requests)) + q.window, 'quota')
+      end
     end
   end
   if rule.rate > 0 then
@@ -131,7 +154,7 @@ local function claim(s, rule, t)
     s.tokens, s.tokens_at = level(s.tokens, s.tokens_at, t, rule) - 1, t
   end
   s.latest = t
-  add_start(s, rule, t)
+  add_start(s, t)
   return turn
 end
 
@@ -202,7 +225,7 @@ end
 local function cancel(s, rule, serial, at)
   local i = find(s, serial)
   if not i then
-    remove_start(rule, at)
+    remove_start(at)
     return
   end
   local turn = s.turns[i]
@@ -210,7 +233,7 @@ local function cancel(s, rule, serial, at)
     return
   end
   turn.cancelled = true
-  remove_start(rule, turn.at)
+  remove_start(turn.at)
   local j = #s.turns
   while j > 0 and s.turns[j].cancelled do
     j = j - 1
@@ -244,11 +267,9 @@ local function quiet(s, rule)
   if rule.rate > 0 then
     q = math.max(q, full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q)
   end
-  for _, quota in ipairs(rule.quotas) do
-    local last = redis.call('LINDEX', quota.key, -1)
-    if last then
-      q = math.max(q, tonumber(last) + rule.longest)
-    end
+  local last = s.window > 0 and redis.call('LINDEX', history, -1)
+  if last then
+    q = math.max(q, tonumber(last) + s.window)
   end
   return q
 end

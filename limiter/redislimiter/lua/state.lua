@@ -23,15 +23,18 @@
 --   turns               the latest turns handed out, oldest first, each
 --                       with what giving it back restores (see keep)
 --   made                counts the starts made
+--   window, window_until
+--                       the longest window the history keeps (see
+--                       history_window), and until when
 -- Times are integer microseconds on the clock that clock() reads; tokens
--- are floats. The quota lists, one per quota, are the starts, planned or
--- made, that the quota's window still holds, oldest first.
+-- are floats. The history, a list, holds the starts, planned or made, that
+-- the longest window still holds, oldest first.
 
 -- load_state returns the state in the hash key as a table, and whether
 -- there is one. A domain without one is as a fresh one: not paused,
 -- quiet, numbered 0, without an expiry.
 local function load_state(key)
-  local s = {paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}}
+  local s = {paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0, window_until = 0}
   local raw = redis.call('HGET', key, 's')
   if not raw then
     return s, false
@@ -39,29 +42,30 @@ local function load_state(key)
   local v = {cmsgpack.unpack(raw)}
   s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial = v[1], v[2], v[3], v[4], v[5], v[6]
   s.expires_at, s.epoch, s.sent, s.sent_tokens = v[8], v[14], v[15], v[16]
-  s.turns, s.made = v[17] or {}, v[18] or 0
+  s.turns, s.made, s.window, s.window_until = v[17] or {}, v[18] or 0, v[19] or 0, v[20] or 0
   return s, true
 end
 
 -- save_state writes s, in load_state's order, to the hash key.
 local function save_state(key, s)
   redis.call('HSET', key, 's', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, '',
-    s.expires_at, nil, nil, nil, nil, nil, s.epoch, s.sent, s.sent_tokens, s.turns, s.made))
+    s.expires_at, nil, nil, nil, nil, nil, s.epoch, s.sent, s.sent_tokens, s.turns, s.made, s.window, s.window_until))
 end
 
 -- read_rule returns the rule at the start of ARGV: rate, burst,
--- min_delay, jitter, then each quota's requests and window, whose list is
--- KEYS[1+i]; and the index in ARGV of the first argument after it. Each
+-- min_delay, jitter, the number of quotas, then each quota's requests and
+-- window; and the index in ARGV of the first argument after it. Each
 -- duration is cut to twice horizon, so that every time stays an exact
 -- integer well within an int64.
 local function read_rule()
   local rule = {rate = tonumber(ARGV[1]), burst = tonumber(ARGV[2]), min_delay = math.min(tonumber(ARGV[3]), 2 * horizon),
     jitter = math.min(tonumber(ARGV[4]), 2 * horizon), quotas = {}, longest = 0}
-  for i = 1, #KEYS - 1 do
-    local q = {requests = tonumber(ARGV[3 + 2 * i]), window = math.min(tonumber(ARGV[4 + 2 * i]), 2 * horizon), key = KEYS[1 + i]}
+  local count = tonumber(ARGV[5])
+  for i = 1, count do
+    local q = {requests = tonumber(ARGV[4 + 2 * i]), window = math.min(tonumber(ARGV[5 + 2 * i]), 2 * horizon)}
     rule.quotas[i], rule.longest = q, math.max(rule.longest, q.window)
   end
-  return rule, 3 + 2 * #KEYS
+  return rule, 6 + 2 * count
 end
 
 -- token_time returns how long a bucket filling at rate per second takes
