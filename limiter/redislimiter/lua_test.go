@@ -172,7 +172,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 			require.NoError(t, err, where)
 			agreed = assert.Equal(t, want.res.OK, got.ok, where) &&
 				assert.InDelta(t, want.wait, got.wait, float64(tolerance), where+": wait") &&
-				assert.Equal(t, want.res.Reason, scriptReason(got.reason), where+": reason") && agreed
+				assert.Equal(t, want.reason, scriptReason(got.reason), where+": reason") && agreed
 			script[j] = &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
 		case "cancel":
 			require.NoError(t, f.cancel(ctx, script[s.turn]), where)
@@ -199,49 +199,70 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 
 // memoryStep is what limiter.Memory made of a step.
 type memoryStep struct {
-	res   limiter.Reservation // of a "reserve"
-	wait  time.Duration       // the wait a "reserve" returned (a later confirm may add to res.Wait)
-	more  time.Duration       // the wait a "confirm" returned
-	state limiter.State       // of a "state", at at
-	at    time.Time
+	res    limiter.Reservation // of a "reserve"
+	wait   time.Duration       // the wait a "reserve" returned (a later confirm may add to res.Wait)
+	reason limiter.Reason      // and its reason (a later confirm may claim the turn anew)
+	more   time.Duration       // the wait a "confirm" returned
+	state  limiter.State       // of a "state", at at
+	at     time.Time
 }
 
 // memorySteps runs steps on a limiter.Memory, each at its offset: in a
 // synctest bubble, so that Confirm, which reads the clock, runs at it too.
 func memorySteps(t *testing.T, key string, rule limiter.Rule, steps []step) []memoryStep {
-	out := make([]memoryStep, len(steps))
+	var run *memoryRun
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		m := limiter.NewMemory()
-		t0 := time.Now()
-		for j, s := range steps {
-			rule := rule
-			if s.rule != nil {
-				rule = *s.rule
-			}
-			time.Sleep(time.Until(t0.Add(s.at)))
-			now := t0.Add(s.at)
-			req := limiter.Request{Key: key, Rule: &rule, MaxWait: s.maxWait}
-			o := &out[j]
-			o.at = now
-			switch s.op {
-			case "reserve":
-				o.res = m.ReserveAt(req, now)
-				o.wait = o.res.Wait
-			case "cancel":
-				require.NoError(t, out[s.turn].res.Cancel(ctx))
-			case "confirm":
-				more, err := out[s.turn].res.Confirm(ctx)
-				require.NoError(t, err)
-				o.more = more
-			case "pause":
-				m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
-			case "state":
-				o.state = m.StateAt(req, now)
-			}
+		run = newMemoryRun(t, key, rule)
+		for _, s := range steps {
+			run.do(s)
 		}
 	})
-	return out
+	return run.out
+}
+
+// memoryRun runs steps on a limiter.Memory in a synctest bubble, and
+// keeps what it made of each.
+type memoryRun struct {
+	t    *testing.T
+	key  string
+	rule limiter.Rule
+	m    *limiter.Memory
+	t0   time.Time
+	out  []memoryStep
+}
+
+func newMemoryRun(t *testing.T, key string, rule limiter.Rule) *memoryRun {
+	return &memoryRun{t: t, key: key, rule: rule, m: limiter.NewMemory(), t0: time.Now()}
+}
+
+// do runs step s at its offset, which is no earlier than the step before,
+// and returns what Memory made of it.
+func (r *memoryRun) do(s step) *memoryStep {
+	rule := r.rule
+	if s.rule != nil {
+		rule = *s.rule
+	}
+	time.Sleep(time.Until(r.t0.Add(s.at)))
+	now := r.t0.Add(s.at)
+	req := limiter.Request{Key: r.key, Rule: &rule, MaxWait: s.maxWait}
+	r.out = append(r.out, memoryStep{at: now})
+	o := &r.out[len(r.out)-1]
+	switch s.op {
+	case "reserve":
+		o.res = r.m.ReserveAt(req, now)
+		o.wait, o.reason = o.res.Wait, o.res.Reason
+	case "cancel":
+		require.NoError(r.t, r.out[s.turn].res.Cancel(context.Background()))
+	case "confirm":
+		more, err := r.out[s.turn].res.Confirm(context.Background())
+		require.NoError(r.t, err)
+		o.more = more
+	case "pause":
+		r.m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+	case "state":
+		o.state = r.m.StateAt(req, now)
+	}
+	return o
 }
 
 // scriptReason is the reason Memory gives where a script gives why: the
