@@ -36,10 +36,11 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
 // starts and to learn whether a worker paused the domain meanwhile; if one
 // did, its turn is given back and the first one after the pause claimed.
-// A cancelled wait gives its
-// start back. A domain's keys (prefix + "{domain}:state", and one list
-// per quota, named by its requests and window) share a hash tag, so the
-// scripts run on Redis Cluster.
+// A cancelled wait gives its turn back, as limiter.Memory does: every
+// cancelled turn that no later live turn follows. A domain's keys (prefix
+// + "{domain}:state", and prefix + "{domain}:starts", the history of
+// starts that every quota counts) share a hash tag, so the scripts run on
+// Redis Cluster.
 // They expire once the domain has been idle for as long as it takes to
 // recover fully (its bucket full, its min delay, pause and quota windows
 // over) and as long again, at least a second, so Redis holds only active
