@@ -57,8 +57,10 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 
 // Confirm implements limiter.Reservation.Turn: one round trip tells Redis
 // that the turn starts now, and asks whether a worker paused the key since
-// the turn was claimed. If one did, the turn is given back, the first one
-// after the pause claimed into res, and the wait for it returned. If an
+// the turn was claimed. If one did, or the turn starts so late that its
+// start would overfill a quota's window, the turn is given back, the first
+// one after the turns handed out claimed into res, and the wait for it
+// returned. If an
 // earlier request started later than planned, after the turn was granted,
 // the turn waits as long as the rules ask after that start, and Confirm
 // returns how long. Otherwise Redis records the start, and one later than
