@@ -77,9 +77,10 @@ func after(t int64, d time.Duration) int64 {
 }
 
 // tokenTime is how long a bucket refilling at rate per second takes to
-// gain n tokens, rounded up, and at most math.MaxInt64.
+// gain n tokens, rounded up to the microsecond as redislimiter's scripts
+// round it (they count in microseconds), and at most math.MaxInt64.
 func tokenTime(n, rate float64) time.Duration {
-	d := math.Ceil(n * 1e9 / rate)
+	d := math.Ceil(n*1e6/rate) * 1e3
 	if !(d < math.MaxInt64) {
 		return math.MaxInt64
 	}
