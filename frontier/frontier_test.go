@@ -201,19 +201,26 @@ type event struct {
 	delta int
 }
 
-// mostWhile returns the most requests host had in the base at once until
-// the last request to other began.
+// mostWhile returns the most requests host had in the base at once before
+// the instant the last request to other began. What began at that instant
+// is left out: once other's last request is handed out, other has no work
+// left and host may take more workers (see Frontier), and a request to
+// host handed out right after it, at the same instant of the bubble's
+// clock, may reach the base first.
 func (c *inFlight) mostWhile(host, other string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	last := 0
-	for i, e := range c.events {
+	var last time.Duration
+	for _, e := range c.events {
 		if e.host == other && e.delta > 0 {
-			last = i
+			last = e.at
 		}
 	}
 	n, most := 0, 0
-	for _, e := range c.events[:last] {
+	for _, e := range c.events {
+		if e.at >= last {
+			break // events are in the order of the clock
+		}
 		if e.host == host {
 			n += e.delta
 			most = max(most, n)
@@ -270,6 +277,8 @@ func TestMaxConcurrentIsRespected(t *testing.T) {
 // TestFairShareWithAHangingDomain is the case: a domain whose
 // responses hang holds no more than its share of the workers while a fast
 // domain has work, so the fast domain's URLs take no longer than alone.
+// The fast domain has work until its last request is handed out; then the
+// hanging domain may take the free workers.
 func TestFairShareWithAHangingDomain(t *testing.T) {
 	const workers, timeout = 4, time.Minute
 	run := func(t *testing.T, withHanging bool) (fastDone time.Duration, hangingMost int) {
