@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/domains"
 	"github.com/polite-go/polite/internal/record"
 	"github.com/polite-go/polite/limiter"
@@ -17,7 +16,6 @@ type domain struct {
 	listening atomic.Bool // a throttled response came: the next success ends a backoff
 	unpaced   bool        // disabled, or an exempt loopback host
 	key       string
-	limit     *config.Limit
 	rule      *limiter.Rule // shared by the domains of one limit
 	slots     chan struct{} // nil without MaxConcurrent
 }

@@ -75,7 +75,7 @@ func (t *Transport) setUpDomain(d *domain, key string) {
 	if !ok {
 		l = t.defaultLimit
 	}
-	d.key, d.limit, d.rule = key, l, t.rules[l]
+	d.key, d.rule = key, t.rules[l]
 	d.unpaced = l.Disabled || (t.loopbackExempt && isLoopback(key)) || key == noHostKey
 	if l.MaxConcurrent > 0 && !d.unpaced {
 		d.slots = make(chan struct{}, l.MaxConcurrent)
