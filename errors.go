@@ -12,8 +12,10 @@ import (
 // WaitError is the error for a request that polite did not send because
 // its wait failed: its context ended while it waited for a place under
 // MaxConcurrent or for its turn, its turn would come after the context's
-// deadline, or the wait was longer than WithMaxWait allows. Nothing was
-// sent and nothing of the domain's pace was consumed. errors.Is sees
+// deadline, the wait was longer than WithMaxWait allows, or its host's
+// robots.txt could not be fetched (ErrRobotsUnreachable: RetryAt says when
+// it is fetched again). Nothing was sent and nothing of the domain's pace
+// was consumed. errors.Is sees
 // through it to the cause: context.Cause of the request's context (so
 // context.Canceled, context.DeadlineExceeded, or the cause given to
 // context.WithCancelCause or WithDeadlineCause), context.DeadlineExceeded
@@ -92,3 +94,10 @@ func (e *placesTaken) Unwrap() error { return e.cause }
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.
 var ErrDisallowed = robotscache.ErrDisallowed
+
+// ErrRobotsUnreachable is matched, with ErrDisallowed, by the error for a
+// request refused because its host's robots.txt could not be fetched (a
+// 5xx or 429 answer, no answer): RFC 9309 then disallows the whole host
+// until the file is fetched again. The error is a *WaitError whose RetryAt
+// says when that is; a request sent after it may go.
+var ErrRobotsUnreachable = robotscache.ErrUnreachable

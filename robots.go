@@ -64,9 +64,13 @@ func (t *Transport) checkRobots(req *http.Request, d *domain) error {
 			t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
 		}
 	}
+	var unreachable *robotscache.UnreachableError
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &unreachable):
+		d.stats.Disallowed()
+		return &WaitError{Domain: d.key, RetryAt: unreachable.RetryAt, Err: err}
 	case errors.Is(err, ErrDisallowed):
 		d.stats.Disallowed()
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):

@@ -82,7 +82,9 @@ func TestRobotsOneFetchForConcurrentFirstRequests(t *testing.T) {
 		assert.Equal(t, int64(1), s.fetches.Load())
 		assert.Len(t, s.sent(), n)
 		st, _ := tr.Stats("example.com")
-		assert.Equal(t, int64(n+1), st.TotalRequests, "the robots.txt fetch is a request of its domain")
+		assert.Equal(t, int64(n), st.TotalRequests, "the robots.txt fetch is counted apart")
+		assert.Equal(t, int64(1), st.RobotsRequests)
+		assert.Equal(t, int64(n), st.Responses[2], "its response too")
 	})
 }
 
@@ -135,7 +137,8 @@ func TestRobotsDisallowedRequestIsNeverSent(t *testing.T) {
 			st, ok := tr.Stats("127.0.0.1")
 			require.True(t, ok)
 			assert.Equal(t, int64(1), st.DisallowedRequests)
-			assert.Equal(t, int64(1), st.TotalRequests, "only robots.txt was sent")
+			assert.Equal(t, int64(0), st.TotalRequests, "only robots.txt was sent")
+			assert.Equal(t, int64(1), st.RobotsRequests)
 		})
 	}
 }
@@ -291,7 +294,13 @@ func TestRobotsUnreachableIsRetried(t *testing.T) {
 		s := &site{robots: func(req *http.Request) (*http.Response, error) { return answer(req, int(status.Load())), nil }}
 		tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"))
 		ctx := context.Background()
-		require.ErrorIs(t, roundTrip(t, tr, ctx, "http://example.com/page"), polite.ErrDisallowed)
+		err := roundTrip(t, tr, ctx, "http://example.com/page")
+		require.ErrorIs(t, err, polite.ErrDisallowed)
+		require.ErrorIs(t, err, polite.ErrRobotsUnreachable)
+		var we *polite.WaitError
+		require.ErrorAs(t, err, &we)
+		assert.Equal(t, time.Now().Add(time.Minute), we.RetryAt, "it says when the file is fetched again")
+		assert.NotContains(t, err.Error(), "polite: robots.txt unreachable", "the message says why, not the sentinel")
 		status.Store(http.StatusNotFound)
 		time.Sleep(time.Minute - time.Second)
 		require.ErrorIs(t, roundTrip(t, tr, ctx, "http://example.com/page"), polite.ErrDisallowed, "still within RobotsRetry")
@@ -319,7 +328,9 @@ func TestRobotsKeepsAnEarlierCopyWhileUnreachable(t *testing.T) {
 		down.Store(true)
 		time.Sleep(24 * time.Hour)
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/page"))
-		require.ErrorIs(t, roundTrip(t, tr, ctx, "http://example.com/secret"), polite.ErrDisallowed)
+		err := roundTrip(t, tr, ctx, "http://example.com/secret")
+		require.ErrorIs(t, err, polite.ErrDisallowed)
+		require.NotErrorIs(t, err, polite.ErrRobotsUnreachable, "the earlier copy forbids it")
 		assert.Equal(t, int64(2), s.fetches.Load(), "expired, fetched again, the earlier copy kept")
 		time.Sleep(time.Minute)
 		require.NoError(t, roundTrip(t, tr, ctx, "http://example.com/page"))

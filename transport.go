@@ -144,14 +144,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, refuse(req, d, tk, false, err)
 		}
 	}
-	return t.pace(t.base, req, d, tk)
+	return t.pace(t.base, req, d, tk, false)
 }
 
 // pace sends req, which holds d, in its turn: it takes a concurrency slot,
 // waits for the turn, sends the request through base, tells the limiter
 // what the response says, and tracks the response's body, so that the
-// request's flight ends when the body is closed.
-func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket) (*http.Response, error) {
+// request's flight ends when the body is closed. A robots.txt fetch is
+// counted apart from the requests.
+func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx := req.Context()
 	if err := t.takeSlot(ctx, d); err != nil {
 		d.stats.Canceled()
@@ -162,7 +163,11 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, tk, true, err)
 	}
-	d.stats.Sent(sent, waited, degraded)
+	if robots {
+		d.stats.RobotsSent(sent)
+	} else {
+		d.stats.Sent(sent, waited, degraded)
+	}
 	d.stats.InFlight(1)
 	var cancel context.CancelFunc
 	if t.timeout > 0 {
@@ -175,7 +180,9 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		t.learnFailure(ctx, d, err, sent)
 		return nil, err
 	}
-	d.stats.Response(resp.StatusCode)
+	if !robots {
+		d.stats.Response(resp.StatusCode)
+	}
 	t.learn(ctx, d, resp, sent)
 	resp.Body = track(d, tk, cancel, resp.Body)
 	return resp, nil
@@ -195,7 +202,7 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeRequestBody(req)
 		return nil, err
 	}
-	return p.t.pace(p.base, req, d, nil)
+	return p.t.pace(p.base, req, d, nil, true)
 }
 
 // send sends the request, which holds d, through base. If base fails, or

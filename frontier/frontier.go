@@ -34,7 +34,8 @@ import (
 // it does not ask before the estimate comes, since the Transport may not
 // have seen that request yet; so a domain the Transport does not pace
 // (polite.WithLoopbackExempt) is paced by its limit while one of its
-// requests is in flight.
+// requests is in flight. When a flight ends it asks again before the next
+// hand-out, since the response may have paused the domain.
 //
 // Next never hands a domain more requests at once than its MaxConcurrent,
 // nor more than a fair share of the workers while other domains have
@@ -285,6 +286,7 @@ func (fl *flight) end() {
 	fl.stop()
 	d.held--
 	f.held--
+	d.checked = false // its response may have paused the domain since the last answer
 	switch d.where {
 	case parked, nowhere:
 		f.placeLocked(d)

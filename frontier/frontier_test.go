@@ -519,3 +519,49 @@ func TestConcurrentPushAndNext(t *testing.T) {
 		}
 	}
 }
+
+// TestNextAsksAgainAfterAFlightEnds is a check made while a request is in
+// flight going stale: the first request's robots.txt fetch takes the
+// domain's turn at 0, so the request itself goes at 0.5 s, and its answer,
+// 100 ms later, pauses the domain for 2 s (a 429 with Retry-After: 2);
+// meanwhile, at 0.5 s, Next asked the domain's wait and learned of a turn
+// at 1 s. The next request is handed out when the pause ends, not at 1 s,
+// where it would wait in RoundTrip for the rest of the pause.
+func TestNextAsksAgainAfterAFlightEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := baseFunc(func(req *http.Request) (*http.Response, error) {
+			resp := answer(req)
+			switch req.URL.Path {
+			case "/robots.txt":
+				resp.StatusCode = http.StatusNotFound
+			case "/1":
+				time.Sleep(100 * time.Millisecond)
+				resp.StatusCode = http.StatusTooManyRequests
+				resp.Header.Set("Retry-After", "2")
+			}
+			return resp, nil
+		})
+		tr := newTransport(t, base, polite.WithDefault(config.Limit{RequestsPerSecond: 2, Burst: 1}), polite.WithRobots("testbot"))
+		f := frontier.New(tr)
+		push(t, f, "http://a.test/1", "http://a.test/2")
+		f.Close()
+		start := time.Now()
+		var mu sync.Mutex
+		var got []handout
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for req, err := f.Next(context.Background()); err == nil; req, err = f.Next(context.Background()) {
+					mu.Lock()
+					got = append(got, handout{req.URL.Path, time.Since(start)})
+					mu.Unlock()
+					send(t, tr, req)
+				}
+			})
+		}
+		wg.Wait()
+		require.Len(t, got, 2)
+		assert.Equal(t, "/2", got[1].url)
+		assert.GreaterOrEqual(t, got[1].at, 2600*time.Millisecond, "handed out when the pause ends, at 2.6 s")
+	})
+}

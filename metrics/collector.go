@@ -35,6 +35,7 @@ const otherDomain = "other"
 // one) is labelled as strconv.QuoteToASCII quotes it. The series are:
 //
 //	polite_requests_total                   counter  requests sent (stats TotalRequests)
+//	polite_robots_requests_total            counter  robots.txt fetches sent, apart from those
 //	polite_requests_delayed_total           counter  requests that waited more than 10ms
 //	polite_requests_canceled_total          counter  requests whose wait failed, not sent
 //	polite_requests_failed_total            counter  sent requests whose round trip failed
@@ -50,7 +51,7 @@ const otherDomain = "other"
 //
 // Cardinality: a domain has series only while the Transport tracks it, so
 // there are at most the Transport's polite.WithMaxDomains (10,000 by
-// default) times 17 series, however many domains a crawl meets. A domain
+// default) times 18 series, however many domains a crawl meets. A domain
 // the Transport forgets loses its series, and its counters restart from 0
 // if it comes back, as a restarted process's would.
 //
@@ -84,7 +85,7 @@ type collector struct {
 // counts are the counters of one domain, or of several summed.
 type counts struct {
 	total, delayed, canceled, failed int64
-	disallowed                       int64
+	robots, disallowed               int64
 	throttled, degraded              int64
 	wait, paused                     time.Duration
 	responses                        [6]int64
@@ -93,7 +94,7 @@ type counts struct {
 func countsOf(s stats.Snapshot) counts {
 	return counts{
 		total: s.TotalRequests, delayed: s.DelayedRequests, canceled: s.CanceledRequests,
-		failed: s.FailedRequests, disallowed: s.DisallowedRequests,
+		failed: s.FailedRequests, robots: s.RobotsRequests, disallowed: s.DisallowedRequests,
 		throttled: s.ThrottledResponses, degraded: s.DegradedRequests,
 		wait: s.TotalWaitTime, paused: s.PausedTime, responses: s.Responses,
 	}
@@ -104,6 +105,7 @@ func (a *counts) add(b counts) {
 	a.delayed += b.delayed
 	a.canceled += b.canceled
 	a.failed += b.failed
+	a.robots += b.robots
 	a.disallowed += b.disallowed
 	a.throttled += b.throttled
 	a.degraded += b.degraded
@@ -125,6 +127,7 @@ var (
 	domainLabel = []string{"domain"}
 
 	requestsDesc  = prometheus.NewDesc("polite_requests_total", "Requests sent through the polite Transport.", domainLabel, nil)
+	robotsDesc    = prometheus.NewDesc("polite_robots_requests_total", "robots.txt fetches sent, apart from the requests.", domainLabel, nil)
 	delayedDesc   = prometheus.NewDesc("polite_requests_delayed_total", "Requests that waited more than 10ms for their turn.", domainLabel, nil)
 	canceledDesc  = prometheus.NewDesc("polite_requests_canceled_total", "Requests whose wait failed (cancelled, deadline, too long); never sent.", domainLabel, nil)
 	failedDesc    = prometheus.NewDesc("polite_requests_failed_total", "Sent requests whose round trip returned an error.", domainLabel, nil)
@@ -141,7 +144,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{requestsDesc, delayedDesc, canceledDesc, failedDesc, disallowDesc, waitDesc,
+	for _, d := range []*prometheus.Desc{requestsDesc, robotsDesc, delayedDesc, canceledDesc, failedDesc, disallowDesc, waitDesc,
 		responsesDesc, throttledDesc, degradedDesc, pausedSecDesc, inFlightDesc, pausedDesc, domainsDesc} {
 		ch <- d
 	}
@@ -255,6 +258,7 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append([]string{domain}, labels...)...)
 	}
 	counter(requestsDesc, float64(s.total))
+	counter(robotsDesc, float64(s.robots))
 	counter(delayedDesc, float64(s.delayed))
 	counter(canceledDesc, float64(s.canceled))
 	counter(failedDesc, float64(s.failed))

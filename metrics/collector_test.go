@@ -103,6 +103,7 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 	}
 	want := map[string]float64{
 		"polite_requests_total":            float64(s.TotalRequests),
+		"polite_robots_requests_total":     float64(s.RobotsRequests),
 		"polite_requests_delayed_total":    float64(s.DelayedRequests),
 		"polite_requests_canceled_total":   float64(s.CanceledRequests),
 		"polite_requests_failed_total":     float64(s.FailedRequests),
@@ -190,7 +191,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
-	assert.Equal(t, 1+2*17, testutil.CollectAndCount(c))
+	assert.Equal(t, 1+2*18, testutil.CollectAndCount(c))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "polite_requests_total"))
 }
 
@@ -222,7 +223,8 @@ func TestCollectorCountsDisallowed(t *testing.T) {
 	families := gather(t, metrics.NewCollector(tr, 0))
 	for name, want := range map[string]float64{
 		"polite_requests_disallowed_total": 1,
-		"polite_requests_total":            1, // robots.txt itself
+		"polite_requests_total":            0, // robots.txt is counted apart
+		"polite_robots_requests_total":     1,
 		"polite_requests_canceled_total":   0,
 		"polite_requests_failed_total":     0,
 	} {

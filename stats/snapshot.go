@@ -14,8 +14,12 @@ import (
 type Snapshot struct {
 	// Domain is the key the counters belong to.
 	Domain string
-	// TotalRequests counts requests that passed the limiter and were sent.
+	// TotalRequests counts requests that passed the limiter and were sent,
+	// robots.txt fetches apart.
 	TotalRequests int64
+	// RobotsRequests counts the robots.txt fetches sent (see
+	// polite.WithRobots); their responses are not counted in Responses.
+	RobotsRequests int64
 	// DelayedRequests counts requests that waited more than 10ms.
 	DelayedRequests int64
 	// CanceledRequests counts requests whose wait failed: cancelled, past
@@ -62,6 +66,7 @@ type Snapshot struct {
 type snapshotJSON struct {
 	Domain             string           `json:"domain"`
 	TotalRequests      int64            `json:"total_requests"`
+	RobotsRequests     int64            `json:"robots_requests"`
 	DelayedRequests    int64            `json:"delayed_requests"`
 	CanceledRequests   int64            `json:"canceled_requests"`
 	FailedRequests     int64            `json:"failed_requests"`
@@ -93,6 +98,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 	out := snapshotJSON{
 		Domain:             s.Domain,
 		TotalRequests:      s.TotalRequests,
+		RobotsRequests:     s.RobotsRequests,
 		DelayedRequests:    s.DelayedRequests,
 		CanceledRequests:   s.CanceledRequests,
 		FailedRequests:     s.FailedRequests,

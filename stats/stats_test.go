@@ -20,6 +20,7 @@ func TestSnapshotJSON(t *testing.T) {
 	s := stats.Snapshot{
 		Domain:             "javdb.com",
 		TotalRequests:      100,
+		RobotsRequests:     2,
 		DelayedRequests:    30,
 		CanceledRequests:   2,
 		FailedRequests:     1,
@@ -45,6 +46,7 @@ func TestSnapshotJSON(t *testing.T) {
 	assert.JSONEq(t, `{
 		"domain": "javdb.com",
 		"total_requests": 100,
+		"robots_requests": 2,
 		"delayed_requests": 30,
 		"total_wait_time_ms": 3000,
 		"average_wait_time_ms": 100,
@@ -76,7 +78,7 @@ func TestSnapshotJSONOmitsZero(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &fields))
 	assert.Equal(t, []string{
 		"average_wait_time_ms", "canceled_requests", "degraded_requests", "delay_rate", "delayed_requests",
-		"disallowed_requests", "domain", "failed_requests", "in_flight", "paused_time_ms", "throttled_responses", "total_requests",
+		"disallowed_requests", "domain", "failed_requests", "in_flight", "paused_time_ms", "robots_requests", "throttled_responses", "total_requests",
 		"total_wait_time_ms",
 	}, slices.Sorted(maps.Keys(fields)))
 	assert.NotContains(t, string(data), "0001-01-01")

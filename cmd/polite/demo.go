@@ -91,29 +91,29 @@ func runDemo(ctx context.Context, args []string, e env) int {
 		concurrency: 8,
 		userAgent:   defaultUserAgent,
 		display:     newDisplay(e.stderr, !*verbose),
+		retries:     3,
 	}
-	start := time.Now()
-	failed := c.run(ctx, targets)
-	elapsed := time.Since(start)
+	sum := c.run(ctx, targets)
 
 	fmt.Fprintln(e.stdout)
-	if err := writeTable(e.stdout, t.AllStats()); err != nil {
+	if err := writeTable(e.stdout, domainRows(t.AllStats(), &c.figures, sum.elapsed, time.Now())); err != nil {
 		fmt.Fprintf(e.stderr, "polite demo: %v\n", err)
 		return exitFailed
 	}
 	fmt.Fprintf(e.stdout, `
 %d pages in %s, %d failed. In the table:
-  REQUESTS   requests sent; DELAYED  how many waited in the Transport for their
-             turn (more than 10ms): few, as the workers take URLs from a frontier
-             that hands out a domain's next URL when its turn comes
-  AVG WAIT   the average wait of a delayed request
-  THROTTLED  429 and 503 answers; PAUSED  how long the domain was paused at the
-             server's request (Retry-After): no request to it went meanwhile
+  REQUESTS  requests sent (ROBOTS: robots.txt fetches, apart); RATE  the pace
+            they went at; RETRIES  URLs put back after a 429 or 5xx
+  QUEUED    time URLs waited in the frontier, summed over them; WAITED
+            time requests waited in the Transport: little, as the frontier
+            hands out a domain's next URL when its turn comes
+  PAUSED    how long the server paused the domain (Retry-After, backoff)
+            within the run: no request to it went meanwhile
   Slow domains never held up fast ones: a free worker takes the URL whose
   domain can go soonest.
 Next: polite fetch -h, and the config file in the README.
-`, len(targets), elapsed.Round(100*time.Millisecond), failed)
-	if failed > 0 {
+`, len(targets), sum.elapsed.Round(100*time.Millisecond), sum.failed)
+	if sum.failed+sum.notStarted > 0 {
 		return exitFailed
 	}
 	return exitOK

@@ -24,21 +24,23 @@ func TestDemo(t *testing.T) {
 	rows := map[string][]string{}
 	for _, line := range lines(o.stdout) {
 		fields := strings.Fields(line)
-		if len(fields) > 0 && strings.HasSuffix(fields[0], ".test") && len(fields) >= 8 {
+		if len(fields) > 0 && strings.HasSuffix(fields[0], ".test") && len(fields) >= 10 {
 			rows[fields[0]] = fields
 		}
 	}
 	for _, d := range demoDomains {
 		row, ok := rows[d.name]
 		require.True(t, ok, "no row for %s in:\n%s", d.name, o.stdout)
-		assert.Equal(t, strconv.Itoa(d.pages), row[1], "%s: requests", d.name)
-		throttled, err := strconv.Atoi(row[4])
+		requests, err := strconv.Atoi(row[1])
 		require.NoError(t, err)
+		retries, err := strconv.Atoi(row[6])
+		require.NoError(t, err)
+		assert.Equal(t, d.pages+retries, requests, "%s: every page once, and each 429 again", d.name)
 		if d.throttle == 0 {
-			assert.Zero(t, throttled, d.name)
+			assert.Zero(t, retries, d.name)
 			continue
 		}
-		assert.Equal(t, d.pages/d.throttle, throttled, "%s: every %dth request throttled", d.name, d.throttle)
+		assert.Equal(t, requests/d.throttle, retries, "%s: every %dth request throttled, and retried", d.name, d.throttle)
 		paused, err := time.ParseDuration(row[5])
 		require.NoError(t, err)
 		assert.Positive(t, paused, "%s: a 429 with Retry-After pauses the domain", d.name)

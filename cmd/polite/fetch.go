@@ -30,11 +30,32 @@ soonest. URLs come from the arguments or, without any, from stdin, one per
 line (blank lines, lines starting with # and a UTF-8 byte-order mark are
 skipped; at most 1,000,000 URLs, 64 KiB a line, 128 MiB in all).
 
-Progress goes to stderr (a live bar on a terminal, one line per URL
-otherwise), then a table of per-domain stats to stdout (JSON with -json).
-Exit status: 0 when every URL got a response, whatever its status; 1 when
-some did not (a bad URL, a network error, a timeout); 2 for bad usage or a
-bad configuration.`
+An answer that asks to come back later (429, 500, 502, 503, 504, 522,
+524), a network error or timeout, and a robots.txt that could not be
+fetched put the URL back in line: it goes again when its domain's turn
+comes (after the pause the server asked for), up to -retries times.
+
+Two limits bound the time: -timeout bounds one attempt, from when its turn
+comes to the end of its body; -max-wait bounds how long a URL waits for
+its domain's next turn (a pause, a Retry-After, a quota, a Crawl-delay).
+A URL whose turn would come later is reported as not fetched, with when
+it could have gone, and the run goes on without it.
+
+Progress goes to stderr (a live bar with the time left on a terminal, one
+line per URL with the time since the start otherwise), then a table of
+per-domain figures to stdout (JSON with -json). Passwords in URLs are
+never printed.
+
+On SIGINT, SIGTERM or SIGHUP, no new request starts, requests already sent
+get 5 seconds to end, the state (-state) is written and the table printed;
+a second signal ends the process at once.
+
+Exit status: 0 when every URL got a final answer, whatever its status; 1
+when some did not (a bad URL, a network error, a timeout, still asked to
+come back after its retries, not fetched within -max-wait), or the state
+could not be written; 2 for bad usage or a bad configuration; 128 plus the
+signal's number when stopped by a signal (130 for SIGINT, 143 for SIGTERM,
+129 for SIGHUP), as shells report it.`
 
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,
@@ -50,6 +71,11 @@ type fetchFlags struct {
 	json          bool
 	out           string
 	timeout       time.Duration
+	maxWait       time.Duration
+	maxPause      time.Duration
+	crawlDelay    time.Duration
+	retries       int
+	host          bool
 	metrics       string
 	redis         string
 	state         string
@@ -67,10 +93,15 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.concurrency, "concurrency", 4, "number of `workers` fetching at once")
 	fs.BoolVar(&f.json, "json", false, "print the per-domain stats as one JSON object keyed by domain instead of a table")
 	fs.StringVar(&f.out, "out", "", "save each body under `dir`, as DIR/HOST/NAME (never outside DIR, never overwriting)")
-	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit per URL, waiting for its turn included (0: none)")
+	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one attempt at a URL, from when its turn comes to the end of its body (0: none)")
+	fs.DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "the longest a URL waits for its domain's next turn; a URL whose turn comes later is reported as not fetched (0: no limit)")
+	fs.DurationVar(&f.maxPause, "max-pause", 10*time.Minute, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
+	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", 30*time.Second, "the longest Crawl-delay a robots.txt can impose (with -robots)")
+	fs.IntVar(&f.retries, "retries", 3, "`times` a URL is tried again when its answer asks to come back later (0: never)")
+	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
-	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (written every 5s and at the end; remove it to start afresh)")
+	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (committed about every second and at the end; one process at a time; move it away to start afresh)")
 	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and name it in the default User-Agent")
 	fs.StringVar(&f.userAgentFlag, "user-agent", "", "send `string` as the User-Agent of every request and robots.txt fetch, such as \"mybot/1.0 (+https://example.com/bot)\" (default: the -robots agent, else polite-fetch, followed by the -contact URL if given)")
 	fs.StringVar(&f.contact, "contact", "", "`URL` where site operators can reach you about the crawl (https://… or mailto:…), named in the default User-Agent")
@@ -90,6 +121,14 @@ func (f *fetchFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-concurrency: must be at least 1, got %d", f.concurrency)
 	case f.timeout < 0:
 		return fmt.Errorf("-timeout: must not be negative, got %v", f.timeout)
+	case f.maxWait < 0:
+		return fmt.Errorf("-max-wait: must not be negative, got %v", f.maxWait)
+	case f.maxPause <= 0:
+		return fmt.Errorf("-max-pause: must be positive, got %v", f.maxPause)
+	case f.crawlDelay <= 0:
+		return fmt.Errorf("-max-crawl-delay: must be positive, got %v", f.crawlDelay)
+	case f.retries < 0:
+		return fmt.Errorf("-retries: must not be negative, got %d", f.retries)
 	case f.set["state"] && f.set["redis"]:
 		return errors.New("-state: not with -redis, which keeps the pace in Redis")
 	case f.set["user-agent"] && f.set["contact"]:
@@ -165,10 +204,13 @@ func checkAgent(agent string) error {
 // through load, first, then -rate and -burst over its default, then
 // -robots. The limiter is added apart (see sharedLimiter).
 func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]polite.Option, error) {
-	var opts []polite.Option
-	opts = append(opts, polite.WithUserAgent(f.userAgent()))
+	opts := []polite.Option{polite.WithUserAgent(f.userAgent()), polite.WithMaxPause(f.maxPause),
+		polite.WithMaxWait(f.maxWait), polite.WithTimeout(f.timeout)}
+	if f.host {
+		opts = append(opts, polite.WithKeyFunc(polite.HostKey))
+	}
 	if f.robots != "" {
-		opts = append(opts, polite.WithRobots(f.robots))
+		opts = append(opts, polite.WithRobots(f.robots), polite.WithMaxCrawlDelay(f.crawlDelay))
 	}
 	def := config.Limit{RequestsPerSecond: 1, Burst: 1}
 	if f.config != "" {
@@ -187,6 +229,14 @@ func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]po
 		def.Burst = f.burst
 	}
 	return append(opts, polite.WithDefault(def)), nil
+}
+
+// keyFunc is the key function -host asks for.
+func (f *fetchFlags) keyFunc() polite.KeyFunc {
+	if f.host {
+		return polite.HostKey
+	}
+	return polite.DomainKey
 }
 
 // fetchPlan is what polite fetch's arguments and stdin ask for, checked.
@@ -227,12 +277,12 @@ func planFetch(args []string, e env, load func(path string) (*config.File, error
 	}
 	p.targets = make([]target, len(urls))
 	for i, raw := range urls {
-		p.targets[i] = parseTarget(raw, polite.DomainKey)
+		p.targets[i] = parseTarget(raw, p.keyFunc())
 	}
 	return p, exitOK
 }
 
-func runFetch(ctx context.Context, args []string, e env) int {
+func runFetch(ctx context.Context, args []string, e env) (code int) {
 	p, code := planFetch(args, e, config.Load)
 	if p == nil {
 		return code
@@ -241,7 +291,12 @@ func runFetch(ctx context.Context, args []string, e env) int {
 	if err != nil {
 		return fatal(e, "polite fetch", err)
 	}
-	defer closeTransport()
+	closed := false
+	defer func() {
+		if !closed {
+			closeTransport()
+		}
+	}()
 
 	var saver *saver
 	if p.out != "" {
@@ -259,40 +314,49 @@ func runFetch(ctx context.Context, args []string, e env) int {
 		fmt.Fprintf(e.stderr, "polite fetch: serving metrics at http://%s/metrics\n", srv.Addr)
 	}
 
-	targets := p.targets
 	c := &crawl{
-		client:      &http.Client{Transport: t, Timeout: p.timeout},
+		client:      &http.Client{Transport: t}, // -timeout is the Transport's: it starts with the turn
 		transport:   t,
 		concurrency: p.concurrency,
 		userAgent:   p.userAgent(),
 		saver:       saver,
 		display:     newDisplay(e.stderr, !p.verbose),
+		retries:     p.retries,
+		maxWait:     p.maxWait,
 	}
-	start := time.Now()
-	failed := c.run(ctx, targets)
-	fmt.Fprintf(e.stderr, "polite fetch: %d URLs in %s: %d got a response, %d failed\n",
-		len(targets), time.Since(start).Round(time.Millisecond), len(targets)-failed, failed)
+	sum := c.run(ctx, p.targets)
+	fmt.Fprintln(e.stderr, "polite fetch: "+sum.String())
 
-	if err := report(e, t, p.json); err != nil {
+	code = exitOK
+	if sum.failed+sum.notStarted > 0 {
+		code = exitFailed
+	}
+	if err := report(e, t, c, sum.elapsed, p.json); err != nil {
 		fmt.Fprintf(e.stderr, "polite fetch: writing the stats: %v\n", err)
-		return exitFailed
+		code = exitFailed
 	}
-	if failed > 0 {
-		return exitFailed
+	closed = true
+	if err := closeTransport(); err != nil {
+		fmt.Fprintf(e.stderr, "polite fetch: %s\n", oneLine(err.Error()))
+		code = exitFailed
 	}
-	return exitOK
+	if sig, ok := stoppedBy(ctx); ok {
+		code = exitSignal(sig)
+	}
+	return code
 }
 
 // newTransport returns the Transport the plan describes, logging to
 // stderr and pacing through Redis with -redis, and a function that
-// releases what it holds.
-func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), error) {
+// releases what it holds, writing the state with -state: its error says
+// the state could not be written.
+func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func() error, error) {
 	logger := slog.New(slog.DiscardHandler)
 	if p.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	var extra []polite.Option
-	release := func() {}
+	release := func() error { return nil }
 	if p.redisOptions != nil {
 		redisLogger := logger // Redis going away and coming back is worth a line even without -v
 		if !p.verbose {
@@ -302,7 +366,7 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		if err != nil {
 			return nil, nil, fmt.Errorf("-redis: %w", err)
 		}
-		release = func() { lim.Close() }
+		release = lim.Close
 		extra = append(extra, polite.WithLimiter(lim))
 	}
 	if p.state != "" {
@@ -310,10 +374,11 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		if err := mem.Persist(p.state); err != nil {
 			return nil, nil, fmt.Errorf("-state: %w", err)
 		}
-		release = func() {
+		release = func() error {
 			if err := mem.Close(); err != nil {
-				fmt.Fprintf(stderr, "polite fetch: -state: %v\n", err)
+				return fmt.Errorf("-state: the state could not be written: %w", err)
 			}
+			return nil
 		}
 		extra = append(extra, polite.WithLimiter(mem))
 	}
@@ -322,9 +387,9 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func(), e
 		release()
 		return nil, nil, err
 	}
-	return t, func() {
+	return t, func() error {
 		t.CloseIdleConnections()
-		release()
+		return release()
 	}, nil
 }
 
@@ -355,14 +420,16 @@ func (f *fetchFlags) userAgent() string {
 	return name
 }
 
-// report writes the per-domain stats to stdout: a table, or JSON.
-func report(e env, t *polite.Transport, asJSON bool) error {
+// report writes the per-domain figures of crawl c, which ran for run
+// through t, to stdout: a table, or JSON.
+func report(e env, t *polite.Transport, c *crawl, run time.Duration, asJSON bool) error {
+	rows := domainRows(t.AllStats(), &c.figures, run, time.Now())
 	if !asJSON {
-		return writeTable(e.stdout, t.AllStats())
+		return writeTable(e.stdout, rows)
 	}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
-	return enc.Encode(t.AllStats())
+	return enc.Encode(rowsByDomain(rows))
 }
 
 // fatal reports an error that stops the command before it fetches

@@ -23,8 +23,10 @@ import (
 // records the requests it gets.
 type site struct {
 	*httptest.Server
-	statuses map[string]int // by path; 200 when absent
-	robots   string         // the body of /robots.txt
+	statuses   map[string]int // by path; 200 when absent
+	robots     string         // the body of /robots.txt
+	delay      time.Duration  // before each answer
+	retryAfter string         // the Retry-After header of answers other than 200
 
 	mu       sync.Mutex
 	paths    []string
@@ -44,11 +46,15 @@ func startSite(t *testing.T, s *site) *site {
 		s.agents = append(s.agents, r.UserAgent())
 		s.arrivals = append(s.arrivals, time.Now())
 		s.mu.Unlock()
+		time.Sleep(s.delay)
 		if r.URL.Path == "/robots.txt" && s.robots != "" {
 			fmt.Fprint(w, s.robots)
 			return
 		}
 		if status, ok := s.statuses[r.URL.Path]; ok {
+			if s.retryAfter != "" {
+				w.Header().Set("Retry-After", s.retryAfter)
+			}
 			w.WriteHeader(status)
 		}
 		fmt.Fprintf(w, "body of %s", r.URL.RequestURI())
@@ -106,12 +112,12 @@ func TestFetchArguments(t *testing.T) {
 	progress := lines(o.stderr)
 	require.Len(t, progress, 4, "stderr: %s", o.stderr)
 	assert.Contains(t, o.stderr, "404 "+s.URL+"/missing")
-	assert.Regexp(t, `^\[\d/3\] (200|404) http://`, progress[0])
-	assert.Contains(t, progress[3], "3 got a response, 0 failed")
+	assert.Regexp(t, `^\[\d/3 \d+\.\d{3}s\] (200|404) http://`, progress[0], "each line says when, since the start")
+	assert.Contains(t, progress[3], "3 fetched, 0 failed")
 	// The table: a header and one row for the server's domain.
 	table := lines(o.stdout)
 	require.Len(t, table, 2, "stdout: %s", o.stdout)
-	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "DELAYED", "AVG", "WAIT", "THROTTLED", "PAUSED", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
+	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "RATE", "QUEUED", "WAITED", "PAUSED", "RETRIES", "ROBOTS", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
 	row := strings.Fields(table[1])
 	assert.Equal(t, "127.0.0.1", row[0])
 	assert.Equal(t, "3", row[1])
@@ -192,7 +198,7 @@ func TestFetchConfig(t *testing.T) {
 }
 
 func TestFetchFailures(t *testing.T) {
-	s := newSite(t, nil)
+	s := newSite(t, map[string]int{"/busy": http.StatusServiceUnavailable})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -210,12 +216,18 @@ func TestFetchFailures(t *testing.T) {
 		args []string
 		want []string // in stderr, as regular expressions
 	}{
-		{"bad URL among good", []string{s.URL + "/ok", "http://exa mple.com/"}, []string{`bad URL "http://exa mple\.com/"`, "1 got a response, 1 failed"}},
+		{"bad URL among good", []string{s.URL + "/ok", "http://exa mple.com/"}, []string{`bad URL "http://exa mple\.com/"`, "1 fetched, 1 failed"}},
+		{"still asked to come back", []string{"-retries", "1", s.URL + "/busy"}, []string{
+			"RETRY " + regexp.QuoteMeta(s.URL+"/busy") + ": 503; attempt 2 in",
+			"FAIL 503 " + regexp.QuoteMeta(s.URL+"/busy") + `: still asked to come back \(Service Unavailable\) at attempt 2 of 2`,
+			"0 fetched, 1 failed",
+		}},
 		{"no scheme", []string{"example.com/x"}, []string{`bad URL "example\.com/x": no scheme`}},
 		{"other scheme", []string{"ftp://example.com/x"}, []string{`scheme "ftp" is not http or https`}},
 		{"no host", []string{"http:///x"}, []string{`bad URL "http:///x": no host`}},
-		{"connection refused", []string{closed}, []string{"FAIL " + regexp.QuoteMeta(closed), "connection refused"}},
-		{"timeout", []string{"-timeout", "300ms", slow.URL}, []string{"FAIL " + regexp.QuoteMeta(slow.URL), `Timeout|deadline exceeded`}},
+		{"two URLs in one argument", []string{s.URL + "/a http://alice:PW@a.test/b"}, []string{`bad URL "http://127\.0\.0\.1:\d+/a http://alice:xxxxx@a\.test/b": a space inside`}},
+		{"connection refused", []string{closed}, []string{"RETRY " + regexp.QuoteMeta(closed) + ".*attempt 4", "FAIL " + regexp.QuoteMeta(closed), "connection refused"}},
+		{"timeout", []string{"-timeout", "300ms", "-retries", "1", slow.URL}, []string{"RETRY " + regexp.QuoteMeta(slow.URL), "FAIL " + regexp.QuoteMeta(slow.URL), `Timeout|deadline exceeded`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runPolite(t, "", append([]string{"fetch", "-rate", "100"}, c.args...)...)
@@ -296,6 +308,11 @@ func TestFetchBadUsage(t *testing.T) {
 		{"contact with a parenthesis", []string{"-contact", "https://example.com/a)", "http://a.test/"}, "", "without spaces or parentheses"},
 		{"robots escape", []string{"-robots", "bot\x1b[31m", "http://a.test/"}, "", "a control character"},
 		{"stdin line too long", nil, "http://a.test/\n" + strings.Repeat("x", 70<<10), "reading stdin: line 2 is longer than 64 KiB"},
+		{"stdin two URLs on a line", nil, "http://a.test/1\n\nhttp://a.test/2 http://alice:PW@a.test/3\n", `reading stdin: line 3 holds more than one URL ("http://a.test/2", then "http://alice:xxxxx@a.test/3")`},
+		{"negative retries", []string{"-retries", "-1", "http://a.test/"}, "", "-retries: must not be negative"},
+		{"negative max-wait", []string{"-max-wait", "-1s", "http://a.test/"}, "", "-max-wait: must not be negative"},
+		{"zero max-pause", []string{"-max-pause", "0", "http://a.test/"}, "", "-max-pause: must be positive"},
+		{"zero max-crawl-delay", []string{"-max-crawl-delay", "0", "http://a.test/"}, "", "-max-crawl-delay: must be positive"},
 		{"stdin UTF-16", nil, "\xff\xfeh\x00t\x00t\x00p\x00:\x00/\x00/\x00a\x00\n\x00", "UTF-16"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

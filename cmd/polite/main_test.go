@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,14 +52,25 @@ type outcome struct {
 // cannot run or does not end within a minute.
 func runPolite(t *testing.T, stdin string, args ...string) outcome {
 	t.Helper()
-	o, err := runBinary(stdin, args...)
+	return runPoliteWithin(t, time.Minute, stdin, args...)
+}
+
+// runPoliteWithin is runPolite with a time limit of its own.
+func runPoliteWithin(t *testing.T, limit time.Duration, stdin string, args ...string) outcome {
+	t.Helper()
+	o, err := runBinaryWithin(limit, stdin, args...)
 	require.NoError(t, err)
 	return o
 }
 
 // runBinary runs the binary with args and stdin, for at most a minute.
 func runBinary(stdin string, args ...string) (outcome, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return runBinaryWithin(time.Minute, stdin, args...)
+}
+
+// runBinaryWithin runs the binary with args and stdin, for at most limit.
+func runBinaryWithin(limit time.Duration, stdin string, args ...string) (outcome, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	var stdout, stderr bytes.Buffer
@@ -66,7 +80,7 @@ func runBinary(stdin string, args ...string) (outcome, error) {
 	err := cmd.Run()
 	o := outcome{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
 	if ctx.Err() != nil {
-		return o, fmt.Errorf("polite %v did not end within a minute", args)
+		return o, fmt.Errorf("polite %v did not end within %v", args, limit)
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -115,6 +129,9 @@ func TestCommands(t *testing.T) {
 		{"demo -h", []string{"demo", "-h"}, exitOK, "polite demo", ""},
 		{"key -h", []string{"key", "-h"}, exitOK, "-host", ""},
 		{"demo extra", []string{"demo", "now"}, exitUsage, "", `unexpected argument "now"`},
+		{"-version", []string{"-version"}, exitOK, "polite (devel)", ""},
+		{"fetch -h says the exit codes", []string{"fetch", "-h"}, exitOK, "143 for SIGTERM", ""},
+		{"fetch -h says which limit covers what", []string{"fetch", "-h"}, exitOK, "-max-wait bounds how long a URL waits", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := runPolite(t, "", c.args...)
@@ -123,4 +140,18 @@ func TestCommands(t *testing.T) {
 			assert.Contains(t, o.stderr, c.err)
 		})
 	}
+}
+
+// serveLoopback serves h on every loopback address (127.0.0.1, 127.0.0.2,
+// ...: one domain key each) until the test ends, and returns its port.
+func serveLoopback(t *testing.T, h http.Handler) int {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	require.NoError(t, err)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return ln.Addr().(*net.TCPAddr).Port
 }

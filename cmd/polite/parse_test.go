@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -327,5 +328,29 @@ func FuzzParseRedisURL(f *testing.F) {
 		}
 		client := redis.NewClient(opt)
 		assert.NoError(t, client.Close())
+	})
+}
+
+// FuzzRedactHidesPassword checks that a URL's password, among other words
+// or not, parsed or not, never shows in what polite fetch prints of it.
+func FuzzRedactHidesPassword(f *testing.F) {
+	f.Add("", "alice", "1", "a.test/x")
+	f.Add("http://b.test/ ", "bob", "2", "a b/")
+	f.Add("", "u", "3", "[::1]:80/?q=1#f")
+	f.Add("x ", "u", "%zz", "a.test:bad/")
+	f.Fuzz(func(t *testing.T, before, user, suffix, after string) {
+		const marker = "PWsecret"
+		word := func(s string) bool {
+			return !strings.ContainsAny(s, ":@/?#") && !strings.ContainsFunc(s, unicode.IsSpace) && !strings.Contains(s, marker)
+		}
+		if !word(user) || !word(suffix) || strings.Contains(before+after, marker) || strings.Contains(before, "://") ||
+			(before != "" && !strings.HasSuffix(before, " ")) {
+			t.Skip()
+		}
+		password := marker + suffix
+		raw := before + "http://" + user + ":" + password + "@" + after
+		tg := parseTarget(raw, polite.DomainKey)
+		shown := describe(result{target: tg, err: tg.err, status: 200})
+		assert.NotContains(t, shown, password, "raw %q", raw)
 	})
 }

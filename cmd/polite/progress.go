@@ -1,24 +1,30 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/polite-go/polite"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
-// display shows a crawl's progress. start is called once, then done once
-// per target, from one goroutine, then finish.
+// display shows a crawl's progress. start is called once, then retry for
+// each attempt to be made again and done once per target, from one
+// goroutine, then finish.
 type display interface {
-	// start begins showing a crawl of total targets; waiting lists the
-	// domains a request would wait for now, longest first.
-	start(total int, waiting func() []domainWait)
+	// start begins showing a crawl of total targets; status says the
+	// time left and the domains requests wait for.
+	start(total int, status func() string)
+	// retry shows that r's URL goes again at at.
+	retry(r result, at time.Time)
 	done(r result)
 	finish()
 }
@@ -37,40 +43,74 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// logDisplay writes one line per URL.
+// logDisplay writes one line per URL, and one per retry, each with the
+// time since the crawl began.
 type logDisplay struct {
 	w        io.Writer
 	total, n int
 	width    int // of total, in digits
 }
 
-func (d *logDisplay) start(total int, _ func() []domainWait) {
+func (d *logDisplay) start(total int, _ func() string) {
 	d.total, d.width = total, len(strconv.Itoa(total))
+}
+
+func (d *logDisplay) retry(r result, at time.Time) {
+	fmt.Fprintf(d.w, "[%*d/%d %s] %s\n", d.width, d.n, d.total, formatSince(r.at), describeRetry(r, at))
 }
 
 func (d *logDisplay) done(r result) {
 	d.n++
-	fmt.Fprintf(d.w, "[%*d/%d] %s\n", d.width, d.n, d.total, describe(r))
+	fmt.Fprintf(d.w, "[%*d/%d %s] %s\n", d.width, d.n, d.total, formatSince(r.at), describe(r))
 }
 
 func (d *logDisplay) finish() {}
+
+// formatSince writes a time since the crawl began, as 12.345s.
+func formatSince(d time.Duration) string {
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+// describeRetry says in one line why r's URL goes again, and when.
+func describeRetry(r result, at time.Time) string {
+	why := fmt.Sprint(r.status)
+	if r.err != nil {
+		why = cause(r.err)
+	}
+	return fmt.Sprintf("RETRY %s: %s; attempt %d in %s", r.shown(), why, r.attempt+1, max(time.Until(at), 0).Round(100*time.Millisecond))
+}
 
 // describe says in one line what became of r.
 func describe(r result) string {
 	if r.err != nil {
 		if r.url == nil { // a bad URL: the error names it
-			return fmt.Sprintf("FAIL %v", r.err)
+			return fmt.Sprintf("FAIL %v", oneLine(r.err.Error()))
 		}
 		if r.status != 0 {
-			return fmt.Sprintf("FAIL %d %s: %v", r.status, r.raw, r.err)
+			return fmt.Sprintf("FAIL %d %s: %v", r.status, r.shown(), cause(r.err))
 		}
-		return fmt.Sprintf("FAIL %s: %v", r.raw, r.err)
+		return fmt.Sprintf("FAIL %s: %v", r.shown(), cause(r.err))
 	}
-	s := fmt.Sprintf("%d %s (%s in %s)", r.status, r.raw, formatBytes(r.bytes), r.elapsed.Round(time.Millisecond))
+	s := fmt.Sprintf("%d %s (%s in %s)", r.status, r.shown(), formatBytes(r.bytes), r.elapsed.Round(time.Millisecond))
 	if r.file != "" {
 		s += " -> " + r.file
 	}
 	return s
+}
+
+// cause is err on one line without the method and URL an http.Client's
+// error starts with (the line names the URL already), and for a robots.txt
+// that could not be fetched, without the time the retry line gives.
+func cause(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var we *polite.WaitError
+	if errors.Is(err, polite.ErrRobotsUnreachable) && errors.As(err, &we) {
+		err = we.Err
+	}
+	return oneLine(err.Error())
 }
 
 func formatBytes(n int64) string {
@@ -97,17 +137,17 @@ type barDisplay struct {
 // refresh is how often the bar shows the waits anew.
 const refresh = 200 * time.Millisecond
 
-func (d *barDisplay) start(total int, waiting func() []domainWait) {
+func (d *barDisplay) start(total int, status func() string) {
 	d.total = total
 	d.bar = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(d.w),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetPredictTime(false), // it knows nothing of the pace: status says
 		progressbar.OptionShowElapsedTimeOnFinish(),
 		progressbar.OptionShowDescriptionAtLineEnd(),
-		progressbar.OptionSetDescription(waitLine(nil)),
+		progressbar.OptionSetDescription(status()),
 		progressbar.OptionThrottle(refresh/2),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(d.w) }),
 	)
@@ -122,10 +162,14 @@ func (d *barDisplay) start(total int, waiting func() []domainWait) {
 			case <-d.stop:
 				return
 			case <-tick.C:
-				d.bar.Describe(waitLine(waiting()))
+				d.bar.Describe(status())
 			}
 		}
 	}()
+}
+
+func (d *barDisplay) retry(r result, at time.Time) {
+	progressbar.Bprintln(d.bar, describeRetry(r, at))
 }
 
 func (d *barDisplay) done(r result) {

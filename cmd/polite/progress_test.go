@@ -47,7 +47,7 @@ func TestProgressInTerminal(t *testing.T) {
 	run("new-session", "-d", "-s", "polite", "-x", "120", "-y", "30", shell)
 	screen := func() string { return run("capture-pane", "-p", "-t", "polite") }
 
-	live := regexp.MustCompile(`\(\d/9\).*waiting: 127\.0\.0\.1 \d+\.\ds`)
+	live := regexp.MustCompile(`\(\d/9\).*eta \d+s, waiting: 127\.0\.0\.1 \d+\.\ds`)
 	var seen string
 	require.Eventually(t, func() bool {
 		seen = screen()
@@ -63,7 +63,7 @@ func TestProgressInTerminal(t *testing.T) {
 	assert.Contains(t, seen, "EXIT=1")
 	assert.Regexp(t, `100% \|█+\| \(9/9\)`, seen)
 	assert.Contains(t, seen, `FAIL bad URL "http://exa mple.com/"`, "failures are printed above the bar")
-	assert.Contains(t, seen, "8 got a response, 1 failed")
+	assert.Contains(t, seen, "8 fetched, 1 failed")
 	assert.NotContains(t, seen, "] 200 http", "a terminal gets the bar, not log lines")
 	table, err := os.ReadFile(stdout)
 	require.NoError(t, err)

@@ -25,8 +25,9 @@ func TestFetchRobots(t *testing.T) {
 	table := lines(o.stdout)
 	require.Len(t, table, 2, "stdout: %s", o.stdout)
 	row := strings.Fields(table[1])
-	assert.Equal(t, []string{"127.0.0.1", "2"}, row[:2], "robots.txt and /public were sent")
-	assert.Equal(t, "1", row[6], "the disallowed page is an error in the table")
+	assert.Equal(t, []string{"127.0.0.1", "1"}, row[:2], "/public was sent")
+	assert.Equal(t, "1", row[7], "and robots.txt, counted apart")
+	assert.Equal(t, "1", row[8], "the disallowed page is an error in the table")
 	for _, agent := range s.userAgents() {
 		assert.Equal(t, "testbot", agent, "the User-Agent names the agent, robots.txt's fetch included")
 	}

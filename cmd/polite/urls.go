@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/polite-go/polite"
 )
@@ -30,7 +31,8 @@ const (
 )
 
 // readLines reads one item per line, skipping blank lines and lines that
-// start with "#", with surrounding spaces trimmed. A UTF-8 byte-order mark
+// start with "#", with surrounding spaces trimmed; a line with a space
+// inside holds more than one item, an error naming the line. A UTF-8 byte-order mark
 // at the start is skipped; UTF-16 text, a line longer than maxLine, more
 // than maxList bytes or more than maxURLs items are errors, found before
 // the rest of the input is read.
@@ -54,6 +56,9 @@ func readLines(r io.Reader) ([]string, error) {
 		text = strings.TrimSpace(text)
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
+		}
+		if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
+			return nil, fmt.Errorf("reading stdin: line %d holds more than one URL (%q, then %q): give one URL per line", line, redact(text[:i]), redact(strings.TrimSpace(text[i:])))
 		}
 		if len(out) == maxURLs {
 			return nil, fmt.Errorf("reading stdin: more than %d URLs", maxURLs)
@@ -112,26 +117,70 @@ func urlsOrStdin(args []string, stdin io.Reader) ([]string, error) {
 	return urls, err
 }
 
+// shown is the target's URL as printed: its password, if any, redacted.
+func (t target) shown() string {
+	if t.url != nil {
+		return t.url.Redacted()
+	}
+	return redact(t.raw)
+}
+
+// redact returns raw with the password of its userinfo, if any, replaced
+// by "xxxxx", as url.URL.Redacted does, even when raw does not parse; raw
+// holding spaces is redacted word by word, since each may be a URL.
+func redact(raw string) string {
+	if words := strings.Fields(raw); len(words) > 1 || len(words) == 1 && words[0] != raw {
+		for i, w := range words {
+			words[i] = redact(w)
+		}
+		return strings.Join(words, " ")
+	}
+	if u, err := url.Parse(raw); err == nil {
+		return u.Redacted()
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	authority := rest
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		authority = rest[:end]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return raw
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
 // parseTarget parses raw as an http or https URL and keys it with key.
+// Errors show the URL redacted.
 func parseTarget(raw string, key polite.KeyFunc) target {
 	t := target{raw: raw}
 	u, err := url.Parse(raw)
+	shown := redact(raw)
 	switch {
 	case err != nil:
-		t.err = fmt.Errorf("bad URL %q: %w", raw, errors.Unwrap(err))
+		t.err = fmt.Errorf("bad URL %q: %w", shown, errors.Unwrap(err))
 	case u.Scheme == "":
-		t.err = fmt.Errorf("bad URL %q: no scheme (want http:// or https://)", raw)
+		t.err = fmt.Errorf("bad URL %q: no scheme (want http:// or https://)", shown)
 	case u.Scheme != "http" && u.Scheme != "https":
-		t.err = fmt.Errorf("bad URL %q: scheme %q is not http or https", raw, u.Scheme)
+		t.err = fmt.Errorf("bad URL %q: scheme %q is not http or https", shown, u.Scheme)
 	case u.Host == "":
-		t.err = fmt.Errorf("bad URL %q: no host", raw)
+		t.err = fmt.Errorf("bad URL %q: no host", shown)
+	case strings.ContainsFunc(raw, unicode.IsSpace):
+		t.err = fmt.Errorf("bad URL %q: a space inside (give one URL per argument)", shown)
 	}
 	if t.err != nil {
 		return t
 	}
 	k, err := key(&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}})
 	if err != nil {
-		t.err = fmt.Errorf("bad URL %q: %w", raw, err)
+		t.err = fmt.Errorf("bad URL %q: %w", shown, err)
 		return t
 	}
 	t.url, t.key = u, k

@@ -26,7 +26,7 @@ type Recorder struct {
 // Recorder allocates only when one of them counts.
 type rareCounters struct {
 	delayed, canceled, failed atomic.Int64
-	disallowed                atomic.Int64
+	disallowed, robots        atomic.Int64
 	throttled, degraded       atomic.Int64
 	waitNanos, pausedNanos    atomic.Int64
 }
@@ -53,6 +53,13 @@ func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 			c.degraded.Add(1)
 		}
 	}
+	r.lastRequestUnixNano.Store(now.UnixNano())
+}
+
+// RobotsSent records a robots.txt fetch that passed the limiter: it is
+// counted apart from the requests, and its response is not counted.
+func (r *Recorder) RobotsSent(now time.Time) {
+	r.rareCounters().robots.Add(1)
 	r.lastRequestUnixNano.Store(now.UnixNano())
 }
 
@@ -96,6 +103,7 @@ func (r *Recorder) Snapshot(domain string) stats.Snapshot {
 		s.CanceledRequests = c.canceled.Load()
 		s.FailedRequests = c.failed.Load()
 		s.DisallowedRequests = c.disallowed.Load()
+		s.RobotsRequests = c.robots.Load()
 		s.TotalWaitTime = time.Duration(c.waitNanos.Load())
 		s.ThrottledResponses = c.throttled.Load()
 		s.DegradedRequests = c.degraded.Load()

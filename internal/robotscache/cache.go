@@ -48,6 +48,24 @@ const (
 // ErrDisallowed is the error for a request that robots.txt forbids.
 var ErrDisallowed = errors.New("polite: disallowed by robots.txt")
 
+// ErrUnreachable is matched, with ErrDisallowed, by the error for a
+// request refused because its host's robots.txt could not be fetched.
+var ErrUnreachable = errors.New("polite: robots.txt unreachable")
+
+// UnreachableError is the error for a request refused because its host's
+// robots.txt could not be fetched: it matches ErrDisallowed and
+// ErrUnreachable, and says when the file is fetched again.
+type UnreachableError struct {
+	msg     string
+	RetryAt time.Time
+}
+
+func (e *UnreachableError) Error() string { return e.msg }
+
+func (e *UnreachableError) Is(target error) bool {
+	return target == ErrDisallowed || target == ErrUnreachable
+}
+
 // Config is what a Cache needs from the Transport.
 type Config struct {
 	Agent         string        // the product token the files are read for
@@ -107,6 +125,7 @@ type robotsFetch struct {
 type robotsRules struct {
 	file        *robots.Robots // nil allows every path
 	unreachable string         // why the file could not be fetched; if set, every path is disallowed
+	retryAt     time.Time      // with unreachable: when the file is fetched again
 	crawlDelay  time.Duration  // the agent's, capped
 	size        int64          // the bytes file holds at most: 4 per byte of body parsed
 }
@@ -152,7 +171,8 @@ func (c *Cache) Check(ctx context.Context, req *http.Request) (Result, error) {
 	case rules.allows(c.Agent, uri):
 		return res, nil
 	case rules.unreachable != "":
-		return res, fmt.Errorf("%w: %s %s: %s", ErrDisallowed, req.Method, u.Redacted(), rules.unreachable)
+		msg := fmt.Sprintf("%v: %s %s: %s", ErrDisallowed, req.Method, u.Redacted(), rules.unreachable)
+		return res, &UnreachableError{msg: msg, RetryAt: rules.retryAt}
 	}
 	return res, fmt.Errorf("%w: %s %s", ErrDisallowed, req.Method, u.Redacted())
 }
@@ -258,9 +278,9 @@ func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
 		case s.refused():
 			return nil, err
 		case s.timedOut():
-			return unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
+			return c.unreachable("robots.txt not fetched within %v; retried after %v", c.timeout, robotsRetry), nil
 		}
-		return unreachable("robots.txt unreachable (%v); retried after %v", err, robotsRetry), nil
+		return c.unreachable("robots.txt unreachable (%v); retried after %v", err, robotsRetry), nil
 	}
 	defer resp.Body.Close()
 	switch code := resp.StatusCode; {
@@ -269,9 +289,9 @@ func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsSize+1))
 		switch {
 		case err != nil && s.timedOut():
-			return unreachable("robots.txt not read within %v; retried after %v", c.timeout, robotsRetry), nil
+			return c.unreachable("robots.txt not read within %v; retried after %v", c.timeout, robotsRetry), nil
 		case err != nil:
-			return unreachable("robots.txt unreadable (%v); retried after %v", err, robotsRetry), nil
+			return c.unreachable("robots.txt unreadable (%v); retried after %v", err, robotsRetry), nil
 		}
 		file := robots.Parse(body)
 		delay, _ := file.CrawlDelay(c.Agent)
@@ -282,12 +302,14 @@ func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
 	default:
 		// 5xx, and 429: the server asking to slow down, not the file's
 		// absence, which Google too treats as a server error.
-		return unreachable("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry), nil
+		return c.unreachable("robots.txt answered %d %s; retried after %v", code, http.StatusText(code), robotsRetry), nil
 	}
 }
 
-func unreachable(format string, args ...any) *robotsRules {
-	return &robotsRules{unreachable: fmt.Sprintf(format, args...)}
+// unreachable returns the rules of a file that could not be fetched, for
+// the reason format and args say: nothing allowed until robotsRetry.
+func (c *Cache) unreachable(format string, args ...any) *robotsRules {
+	return &robotsRules{unreachable: fmt.Sprintf(format, args...), retryAt: c.Now().Add(robotsRetry)}
 }
 
 // robotsSender is the base transport of one robots.txt fetch: it gives the
