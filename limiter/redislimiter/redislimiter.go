@@ -112,10 +112,8 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // to Options.Timeout before it is paced here; then each process paces on its
 // own, so a domain sees up to the number of processes times its pace,
 // and no more, also across the switches. A process's fallback starts after
-// the turns Redis granted it, which still go (measured: two processes at
-// 5/s, burst 1, four requests in flight each, started 13 requests in the
-// first 2s after Redis died, where their own paces allow 20 and the
-// fallbacks starting with full buckets made 27); and back on Redis, a
+// the turns Redis granted it, which still go, not with a full bucket; and
+// back on Redis, a
 // process's first turns come no earlier than its own pace allows after its
 // fallback's, each of those counted as late as the latest of them went.
 // To do so each process remembers, per domain it used in the recent past,
