@@ -98,7 +98,9 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // Options.FailOpen stops pacing instead and FailClosed fails requests;
 // their docs say when to use which. An outage is of the node that failed:
 // on a Redis Cluster (a *redis.ClusterClient), the domains of the other
-// primaries keep the shared pace. In the background the Limiter has a
+// primaries keep the shared pace, provided the Cluster is set to
+// cluster-require-full-coverage no (by default it refuses every slot
+// until the failed primary's replica is promoted). In the background the Limiter has a
 // Cluster client reload its slot map, and tries a reservation of its own
 // (Options.ProbeInterval) in the slot that failed, not a PING; it returns
 // that node's domains to the shared pace as soon as that works, on the
