@@ -196,9 +196,10 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // earliest start every rule of r.Key allows, with the gap this process
 // learned from the server, or nothing when the wait would exceed
 // r.MaxWait, or 400 days whatever r.MaxWait (a rule that
-// config.Limit.Validate refuses can ask for more). While Redis does not answer it reserves as the failure mode
-// says: in this process by default, at once with FailOpen, and not at all
-// with FailClosed (an error wrapping ErrUnavailable).
+// config.Limit.Validate refuses can ask for more). While Redis does not
+// answer it reserves as the failure mode says: in this process by default,
+// at once with FailOpen, and not at all with FailClosed (an error wrapping
+// ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	var res limiter.Reservation
 	if !l.downFor(ctx, r.Key) {
