@@ -473,15 +473,14 @@ func TestDomainHeapStaysBoundedPastMaxDomains(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the heap over 32000 domains")
 	}
-	// n is such that a hosts cache emptied only when it holds 2*max hosts
-	// would be full at the end: the worst case if it kept forgotten
-	// domains alive.
+	// n is eight times max: forgotten domains that stayed reachable
+	// would show many times over.
 	const (
 		max = 2000
 		n   = 8*2*max - 1
 	)
 	// A fast default lets the limiter forget each domain's pace at once,
-	// so what stays is the Transport's own: the table and its caches.
+	// so what stays is the Transport's own: its table of domains.
 	tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithMaxDomains(max),
 		polite.WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1}))
 	var before, after runtime.MemStats
@@ -503,8 +502,7 @@ func TestDomainHeapStaysBoundedPastMaxDomains(t *testing.T) {
 }
 
 // A tracked domain costs the same whatever the length of the URL that
-// made it: neither the table nor the key function's cache keeps a
-// reference to the request's URL.
+// made it: the table keeps no reference to the request's URL.
 func TestDomainHeapIgnoresTheURLLength(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the heap over 4000 domains")

@@ -3,16 +3,12 @@ package polite
 import (
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
-
-	"github.com/polite-go/polite/internal/lru"
 )
 
 // KeyFunc names the domain a request is paced under. Requests with the same
@@ -45,13 +41,12 @@ var errNoURL = errors.New("polite: request has no URL")
 // address with a zone (fe80::1%eth0) is keyed without its zone. A URL with
 // no host gives the empty key; a host that is no host name (an empty
 // label, a colon outside an IP literal) gives an error naming it. A key is
-// its own key. DomainKey remembers the keys of the last few thousand hosts
-// it was asked about.
+// its own key.
 func DomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return domainKeys.key(req.URL.Host, domainKeyOf)
+	return keyOfHost(req.URL.Host, domainKeyOf)
 }
 
 // HostKey keys a request by its URL's host, normalised as DomainKey
@@ -60,63 +55,15 @@ func HostKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return hostKeys.key(req.URL.Host, normalizeHost)
+	return keyOfHost(req.URL.Host, normalizeHost)
 }
 
-// The keys DomainKey and HostKey gave of recent hosts.
-var (
-	domainKeys = newKeyCache()
-	hostKeys   = newKeyCache()
-)
-
-// keyCache remembers the keys of the 4,096 hosts a key function was last
-// asked about, in parts, so that calls for hosts of different parts do not
-// wait for each other. It is safe for concurrent use.
-type keyCache struct {
-	seed  maphash.Seed
-	parts [16]keyCachePart
-}
-
-type keyCachePart struct {
-	mu   sync.Mutex
-	keys lru.List[string, string]
-}
-
-const cachedHostsPerPart = 4096 / 16
-
-func newKeyCache() *keyCache { return &keyCache{seed: maphash.MakeSeed()} }
-
-// key returns keyOf(host), remembering it; the empty key for no host.
-func (c *keyCache) key(host string, keyOf func(string) (string, error)) (string, error) {
+// keyOfHost returns keyOf(host); the empty key for no host.
+func keyOfHost(host string, keyOf func(string) (string, error)) (string, error) {
 	if host == "" {
 		return "", nil
 	}
-	p := &c.parts[maphash.String(c.seed, host)%uint64(len(c.parts))]
-	p.mu.Lock()
-	if e := p.keys.Get(host); e != nil {
-		p.mu.Unlock()
-		return e.Value, nil
-	}
-	p.mu.Unlock()
-	key, err := keyOf(host)
-	if err != nil {
-		return "", err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.keys.Peek(host) == nil {
-		p.keys.Trim(cachedHostsPerPart-1, 1, func(*lru.Entry[string, string]) bool { return true })
-		// Clones: host, and so key, are most often part of a whole URL,
-		// which would stay in memory with them. A key that ends host, as
-		// a registrable domain does, shares its clone.
-		e := p.keys.Add(strings.Clone(host))
-		if strings.HasSuffix(host, key) {
-			e.Value = e.Key[len(host)-len(key):]
-		} else {
-			e.Value = strings.Clone(key)
-		}
-	}
-	return key, nil
+	return keyOf(host)
 }
 
 func domainKeyOf(hostport string) (string, error) {

@@ -29,11 +29,11 @@ type keyState struct {
 	turns       []turn  // the latest turns handed out, oldest first: see cancel
 	turn        [1]turn // where turns starts, so that a key that waits for none holds its latest turn without an allocation
 	seq         uint64  // the latest turn's ID
-	made        uint32  // counts the starts made
 	quietAt     int64   // from then on the state is as good as a fresh one
 	fb          *feedback.State
-	dropped     bool // Memory forgot it: its turns have nothing to keep apart
-	restored    bool // made elsewhere: the next rule fits its times (see fit)
+	made        uint32 // counts the starts made
+	dropped     bool   // Memory forgot it: its turns have nothing to keep apart
+	restored    bool   // made elsewhere: the next rule fits its times (see fit)
 }
 
 // schedule is a token bucket and the latest start it let go.
@@ -77,9 +77,10 @@ func after(t int64, d time.Duration) int64 {
 }
 
 // tokenTime is how long a bucket refilling at rate per second takes to
-// gain n tokens, rounded up, and at most math.MaxInt64.
+// gain n tokens, rounded up to the microsecond as redislimiter's scripts
+// round it (they count in microseconds), and at most math.MaxInt64.
 func tokenTime(n, rate float64) time.Duration {
-	d := math.Ceil(n * 1e9 / rate)
+	d := math.Ceil(n*1e6/rate) * 1e3
 	if !(d < math.MaxInt64) {
 		return math.MaxInt64
 	}

@@ -19,6 +19,12 @@ type Recorder struct {
 	total, inFlight, lastRequestUnixNano atomic.Int64
 	responses                            [6]atomic.Int64
 
+	rare atomic.Pointer[rareCounters] // nil until one of them counts
+}
+
+// rareCounters are the counters that most domains never need, which a
+// Recorder allocates only when one of them counts.
+type rareCounters struct {
 	delayed, canceled, failed atomic.Int64
 	serverDelayed             atomic.Int64
 	globalDelayed             atomic.Int64
@@ -27,17 +33,27 @@ type Recorder struct {
 	waitNanos, pausedNanos    atomic.Int64
 }
 
+// rareCounters returns r's rare counters, allocating them if need be.
+func (r *Recorder) rareCounters() *rareCounters {
+	if c := r.rare.Load(); c != nil {
+		return c
+	}
+	r.rare.CompareAndSwap(nil, new(rareCounters))
+	return r.rare.Load()
+}
+
 // Sent records a request that passed the limiter after waiting wait.
 func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 	r.total.Add(1)
-	if wait > DelayThreshold {
-		r.delayed.Add(1)
-	}
-	if wait > 0 {
-		r.waitNanos.Add(int64(wait))
-	}
-	if degraded {
-		r.degraded.Add(1)
+	if wait > 0 || degraded {
+		c := r.rareCounters()
+		if wait > DelayThreshold {
+			c.delayed.Add(1)
+		}
+		c.waitNanos.Add(int64(wait))
+		if degraded {
+			c.degraded.Add(1)
+		}
 	}
 	r.lastRequestUnixNano.Store(now.UnixNano())
 }
@@ -46,32 +62,32 @@ func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 // turn; GlobalDelayed, last for the global turn. Call them besides Sent.
 func (r *Recorder) ServerDelayed(wait time.Duration) {
 	if wait > DelayThreshold {
-		r.serverDelayed.Add(1)
+		r.rareCounters().serverDelayed.Add(1)
 	}
 }
 
 // GlobalDelayed: see ServerDelayed.
 func (r *Recorder) GlobalDelayed(wait time.Duration) {
 	if wait > DelayThreshold {
-		r.globalDelayed.Add(1)
+		r.rareCounters().globalDelayed.Add(1)
 	}
 }
 
 // RobotsSent records a robots.txt fetch that passed the limiter: it is
 // counted apart from the requests, and its response is not counted.
 func (r *Recorder) RobotsSent(now time.Time) {
-	r.robots.Add(1)
+	r.rareCounters().robots.Add(1)
 	r.lastRequestUnixNano.Store(now.UnixNano())
 }
 
 // Canceled records a request whose wait failed.
-func (r *Recorder) Canceled() { r.canceled.Add(1) }
+func (r *Recorder) Canceled() { r.rareCounters().canceled.Add(1) }
 
 // Disallowed records a request that robots.txt forbade.
-func (r *Recorder) Disallowed() { r.disallowed.Add(1) }
+func (r *Recorder) Disallowed() { r.rareCounters().disallowed.Add(1) }
 
 // Failed records a sent request whose round trip returned an error.
-func (r *Recorder) Failed() { r.failed.Add(1) }
+func (r *Recorder) Failed() { r.rareCounters().failed.Add(1) }
 
 // Response records a response's status code.
 func (r *Recorder) Response(status int) {
@@ -81,12 +97,12 @@ func (r *Recorder) Response(status int) {
 	}
 	r.responses[class].Add(1)
 	if status == 429 || status == 503 {
-		r.throttled.Add(1)
+		r.rareCounters().throttled.Add(1)
 	}
 }
 
 // Paused adds d to the time the domain spent paused at the server's request.
-func (r *Recorder) Paused(d time.Duration) { r.pausedNanos.Add(int64(d)) }
+func (r *Recorder) Paused(d time.Duration) { r.rareCounters().pausedNanos.Add(int64(d)) }
 
 // InFlight adds delta to the requests in flight.
 func (r *Recorder) InFlight(delta int64) { r.inFlight.Add(delta) }
@@ -95,20 +111,22 @@ func (r *Recorder) InFlight(delta int64) { r.inFlight.Add(delta) }
 // averages filled in. Pause and quota fields are left to the caller.
 func (r *Recorder) Snapshot(domain string) stats.Snapshot {
 	s := stats.Snapshot{
-		Domain:                domain,
-		TotalRequests:         r.total.Load(),
-		DelayedRequests:       r.delayed.Load(),
-		ServerDelayedRequests: r.serverDelayed.Load(),
-		GlobalDelayedRequests: r.globalDelayed.Load(),
-		CanceledRequests:      r.canceled.Load(),
-		FailedRequests:        r.failed.Load(),
-		DisallowedRequests:    r.disallowed.Load(),
-		RobotsRequests:        r.robots.Load(),
-		TotalWaitTime:         time.Duration(r.waitNanos.Load()),
-		InFlight:              r.inFlight.Load(),
-		ThrottledResponses:    r.throttled.Load(),
-		DegradedRequests:      r.degraded.Load(),
-		PausedTime:            time.Duration(r.pausedNanos.Load()),
+		Domain:        domain,
+		TotalRequests: r.total.Load(),
+		InFlight:      r.inFlight.Load(),
+	}
+	if c := r.rare.Load(); c != nil {
+		s.DelayedRequests = c.delayed.Load()
+		s.ServerDelayedRequests = c.serverDelayed.Load()
+		s.GlobalDelayedRequests = c.globalDelayed.Load()
+		s.CanceledRequests = c.canceled.Load()
+		s.FailedRequests = c.failed.Load()
+		s.DisallowedRequests = c.disallowed.Load()
+		s.RobotsRequests = c.robots.Load()
+		s.TotalWaitTime = time.Duration(c.waitNanos.Load())
+		s.ThrottledResponses = c.throttled.Load()
+		s.DegradedRequests = c.degraded.Load()
+		s.PausedTime = time.Duration(c.pausedNanos.Load())
 	}
 	for i := range r.responses {
 		s.Responses[i] = r.responses[i].Load()

@@ -55,7 +55,7 @@ func (l *Limiter) placeOf(ctx context.Context, key string) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	node, err := cluster.MasterForKey(ctx, l.keys(key, nil)[0])
+	node, err := cluster.MasterForKey(ctx, l.keys(key)[0])
 	if err != nil {
 		return ""
 	}

@@ -46,8 +46,8 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 		require.NoError(t, err)
 		tags, slots := map[string]string{}, map[int]bool{}
 		for _, domain := range domains {
-			keys := l.keys(domain, []config.Quota{{Requests: 3, Window: time.Hour}, {Requests: 3, Window: time.Minute}, {Requests: 100, Window: time.Hour}})
-			require.Len(t, keys, 4)
+			keys := l.keys(domain)
+			require.Len(t, keys, 2)
 			assert.True(t, strings.HasPrefix(keys[0], prefix), keys[0])
 			for _, key := range keys[1:] {
 				assert.Equal(t, clusterSlot(keys[0]), clusterSlot(key), "prefix %q, domain %q: %s and %s", prefix, domain, keys[0], key)
@@ -63,8 +63,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	}
 	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:q:3:3600000000", "polite:{example.com}:q:100:86400000000"},
-		l.keys("example.com", []config.Quota{{Requests: 3, Window: time.Hour}, {Requests: 100, Window: 24 * time.Hour}}))
+	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:starts"}, l.keys("example.com"))
 }
 
 // TestScriptsRunOnCluster runs every script through a ClusterClient
@@ -101,7 +100,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 		paused, err := l.paused(ctx, domain)
 		require.NoError(t, err, domain)
 		assert.Positive(t, paused, domain)
-		for _, key := range l.keys(domain, rule.Quotas) {
+		for _, key := range l.keys(domain) {
 			slot, err := admin.ClusterKeySlot(ctx, key).Result()
 			require.NoError(t, err)
 			assert.Equal(t, int(slot), clusterSlot(key), key)
@@ -110,7 +109,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 	assert.False(t, l.down())
 
 	// The check is real: keys of two domains in one script are refused.
-	keys := append(l.keys("one.example", nil), l.keys("two.example", nil)...)
+	keys := append(l.keys("one.example"), l.keys("two.example")...)
 	_, err = l.run(ctx, l.scripts.reserve, keys, append(ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 1), "report"))
 	require.ErrorContains(t, err, "CROSSSLOT")
 }
@@ -141,21 +140,21 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		bucket := limiter.Rule{Rate: 1, Burst: 1}
 		_, err := f.reserve(ctx, "bucket", &bucket, 0, 0)
 		require.NoError(t, err)
-		near(2*time.Second, f.keys("bucket", nil)[0])
+		near(2*time.Second, f.keys("bucket")[0])
 		// A pause that ends after the expiry moves it.
 		require.NoError(t, f.pause(ctx, "bucket", 30*time.Second))
-		near(60*time.Second, f.keys("bucket", nil)[0])
+		near(60*time.Second, f.keys("bucket")[0])
 
 		// Quiet once the quota's window has passed: after 5s; the list too.
 		quota := limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: 5 * time.Second}}}
 		_, err = f.reserve(ctx, "quota", &quota, 0, 0)
 		require.NoError(t, err)
-		for _, key := range f.keys("quota", quota.Quotas) {
+		for _, key := range f.keys("quota") {
 			near(10*time.Second, key)
 		}
 		// A pause within the expiry leaves it.
 		require.NoError(t, f.pause(ctx, "quota", 7*time.Second))
-		near(10*time.Second, f.keys("quota", nil)[0])
+		near(10*time.Second, f.keys("quota")[0])
 		// A new list (another quota) gets an expiry too: the request starts
 		// when the pause ends, at 7s, and the domain is quiet 5s later, 11s
 		// from now.
@@ -163,7 +162,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		other := []config.Quota{{Requests: 3, Window: 5 * time.Second}}
 		_, err = f.reserve(ctx, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: other}, 0, 0)
 		require.NoError(t, err)
-		for _, key := range f.keys("quota", other) {
+		for _, key := range f.keys("quota") {
 			near(22*time.Second, key)
 		}
 	})
@@ -175,7 +174,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		rule := limiter.Rule{Rate: 50, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: 100 * time.Millisecond}}}
 		_, err = l.Reserve(ctx, limiter.Request{Key: "idle.example", Rule: &rule})
 		require.NoError(t, err)
-		keys := l.keys("idle.example", rule.Quotas)
+		keys := l.keys("idle.example")
 		n, err := client.Exists(ctx, keys...).Result()
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n, "keys exist while the domain is busy")

@@ -34,10 +34,21 @@ type fakeClock struct {
 	epoch  int64 // microseconds at offset 0
 }
 
+// testClockWithoutSlip is testClock with slip set to 0: the scripts then
+// take every late start as Memory does, to the microsecond.
+const testClockWithoutSlip = testClock + "slip = 0\n"
+
 func newFakeClock(t *testing.T, srv *redistest.Server) *fakeClock {
 	t.Helper()
+	return newFakeClockOf(t, srv, testClock)
+}
+
+// newFakeClockOf returns a Limiter whose scripts read the clock that
+// clock (testClock or testClockWithoutSlip) defines.
+func newFakeClockOf(t *testing.T, srv *redistest.Server, clock string) *fakeClock {
+	t.Helper()
 	client := newClient(t, srv)
-	l, err := newLimiter(client, testClock, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
+	l, err := newLimiter(client, clock, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return &fakeClock{Limiter: l, client: client, epoch: 1_700_000_000_000_000}
@@ -60,8 +71,9 @@ type step struct {
 }
 
 // tolerance covers rounding to microseconds in Redis against nanoseconds
-// in Memory.
-const tolerance = 5 * time.Microsecond
+// in Memory: both round a token's time up, the scripts to the
+// microsecond, Memory to the nanosecond.
+const tolerance = time.Microsecond
 
 func TestScriptsMatchMemory(t *testing.T) {
 	srv := redistest.Start(t)
@@ -71,6 +83,7 @@ func TestScriptsMatchMemory(t *testing.T) {
 	state := func(at time.Duration) step { return step{at: at, op: "state"} }
 	ms := time.Millisecond
 	twoQuotas := limiter.Rule{Rate: 100, Burst: 10, Quotas: []config.Quota{{Requests: 3, Window: time.Second}, {Requests: 5, Window: 3 * time.Second}}}
+	threeOfOne := limiter.Rule{Rate: 100, Burst: 10, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}
 	tests := []struct {
 		name  string
 		rule  limiter.Rule
@@ -100,7 +113,7 @@ func TestScriptsMatchMemory(t *testing.T) {
 		}},
 		{"cancel latest is exact", limiter.Rule{Rate: 10, Burst: 2, MinDelay: 50 * ms, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}, []step{
 			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", turn: 2}, {at: 10 * ms, op: "state"},
-			reserve(20 * ms), {at: 30 * ms, op: "cancel", turn: 5},
+			reserve(20 * ms), {at: 30 * ms, op: "cancel", turn: 5}, {at: 30 * ms, op: "cancel", turn: 1},
 			{at: 40 * ms, op: "state"}, reserve(40 * ms), reserve(40 * ms),
 		}},
 		{"cancel an older one", limiter.Rule{Rate: 10, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}, []step{
@@ -122,94 +135,134 @@ func TestScriptsMatchMemory(t *testing.T) {
 		{"late start after one that went at once", limiter.Rule{MinDelay: 100 * ms}, []step{
 			reserve(0), reserve(0), reserve(250 * ms), confirm(300*ms, 1), state(310 * ms), confirm(350*ms, 1), reserve(350 * ms),
 		}},
+		{"quotas change", twoQuotas, []step{
+			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "state", rule: &threeOfOne},
+			{at: 10 * ms, op: "reserve", rule: &threeOfOne}, reserve(20 * ms), reserve(20 * ms),
+		}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFakeClock(t, srv)
-			ctx := context.Background()
 			key := fmt.Sprintf("case%d.example", i)
-			memory := memorySteps(t, key, tt.rule, tt.steps)
-			script := map[int]*turn{}
-			for j, s := range tt.steps {
-				rule := tt.rule
-				if s.rule != nil {
-					rule = *s.rule
-				}
-				f.at(t, s.at)
-				want := &memory[j]
-				where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
-				switch s.op {
-				case "reserve":
-					got, err := f.reserve(ctx, key, &rule, s.maxWait, 0)
-					require.NoError(t, err, where)
-					assert.Equal(t, want.res.OK, got.ok, where)
-					assert.InDelta(t, want.wait, got.wait, float64(tolerance), where+": wait")
-					assert.Equal(t, want.res.Reason, scriptReason(got.reason), where+": reason")
-					script[j] = &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
-				case "cancel":
-					require.NoError(t, f.cancel(ctx, script[s.turn]), where)
-				case "confirm":
-					more, paused, err := script[s.turn].confirm(ctx, &limiter.Reservation{})
-					require.NoError(t, err, where)
-					require.Zero(t, paused, where)
-					assert.InDelta(t, want.more, more, float64(tolerance), where+": more")
-				case "pause":
-					require.NoError(t, f.pause(ctx, key, s.pause), where)
-				case "state":
-					got, gotAt := f.report(t, key, rule)
-					assertSameState(t, want.state, want.at, got, gotAt, where)
-				}
-			}
+			replay(t, f, key, tt.rule, tt.steps, memorySteps(t, key, tt.rule, tt.steps))
 			assert.False(t, f.down())
 		})
 	}
 }
 
+// replay runs steps on f's scripts, each at its offset, and checks each
+// answer against memory's, within tolerance. It returns whether all
+// agreed.
+func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []step, memory []memoryStep) bool {
+	t.Helper()
+	ctx := context.Background()
+	script := map[int]*turn{}
+	agreed := true
+	for j, s := range steps {
+		rule := rule
+		if s.rule != nil {
+			rule = *s.rule
+		}
+		f.at(t, s.at)
+		want := &memory[j]
+		where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
+		switch s.op {
+		case "reserve":
+			got, err := f.reserve(ctx, key, &rule, s.maxWait, 0)
+			require.NoError(t, err, where)
+			agreed = assert.Equal(t, want.res.OK, got.ok, where) &&
+				assert.InDelta(t, want.wait, got.wait, float64(tolerance), where+": wait") &&
+				assert.Equal(t, want.reason, scriptReason(got.reason), where+": reason") && agreed
+			script[j] = &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
+		case "cancel":
+			require.NoError(t, f.cancel(ctx, script[s.turn]), where)
+		case "confirm":
+			var res limiter.Reservation
+			more, _, err := script[s.turn].confirm(ctx, &res)
+			require.NoError(t, err, where)
+			if again, ok := res.Turn.(*turn); ok {
+				script[s.turn] = again // claimed anew
+			}
+			agreed = assert.InDelta(t, want.more, more, float64(tolerance), where+": more") && agreed
+		case "pause":
+			require.NoError(t, f.pause(ctx, key, s.pause), where)
+		case "state":
+			got, gotAt := f.report(t, key, rule)
+			agreed = assertSameState(t, want.state, want.at, got, gotAt, where) && agreed
+		}
+		if !agreed {
+			return false
+		}
+	}
+	return true
+}
+
 // memoryStep is what limiter.Memory made of a step.
 type memoryStep struct {
-	res   limiter.Reservation // of a "reserve"
-	wait  time.Duration       // the wait a "reserve" returned (a later confirm may add to res.Wait)
-	more  time.Duration       // the wait a "confirm" returned
-	state limiter.State       // of a "state", at at
-	at    time.Time
+	res    limiter.Reservation // of a "reserve"
+	wait   time.Duration       // the wait a "reserve" returned (a later confirm may add to res.Wait)
+	reason limiter.Reason      // and its reason (a later confirm may claim the turn anew)
+	more   time.Duration       // the wait a "confirm" returned
+	state  limiter.State       // of a "state", at at
+	at     time.Time
 }
 
 // memorySteps runs steps on a limiter.Memory, each at its offset: in a
 // synctest bubble, so that Confirm, which reads the clock, runs at it too.
 func memorySteps(t *testing.T, key string, rule limiter.Rule, steps []step) []memoryStep {
-	out := make([]memoryStep, len(steps))
+	var run *memoryRun
 	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		m := limiter.NewMemory()
-		t0 := time.Now()
-		for j, s := range steps {
-			rule := rule
-			if s.rule != nil {
-				rule = *s.rule
-			}
-			time.Sleep(time.Until(t0.Add(s.at)))
-			now := t0.Add(s.at)
-			req := limiter.Request{Key: key, Rule: &rule, MaxWait: s.maxWait}
-			o := &out[j]
-			o.at = now
-			switch s.op {
-			case "reserve":
-				o.res = m.ReserveAt(req, now)
-				o.wait = o.res.Wait
-			case "cancel":
-				require.NoError(t, out[s.turn].res.Cancel(ctx))
-			case "confirm":
-				more, err := out[s.turn].res.Confirm(ctx)
-				require.NoError(t, err)
-				o.more = more
-			case "pause":
-				m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
-			case "state":
-				o.state = m.StateAt(req, now)
-			}
+		run = newMemoryRun(t, key, rule)
+		for _, s := range steps {
+			run.do(s)
 		}
 	})
-	return out
+	return run.out
+}
+
+// memoryRun runs steps on a limiter.Memory in a synctest bubble, and
+// keeps what it made of each.
+type memoryRun struct {
+	t    *testing.T
+	key  string
+	rule limiter.Rule
+	m    *limiter.Memory
+	t0   time.Time
+	out  []memoryStep
+}
+
+func newMemoryRun(t *testing.T, key string, rule limiter.Rule) *memoryRun {
+	return &memoryRun{t: t, key: key, rule: rule, m: limiter.NewMemory(), t0: time.Now()}
+}
+
+// do runs step s at its offset, which is no earlier than the step before,
+// and returns what Memory made of it.
+func (r *memoryRun) do(s step) *memoryStep {
+	rule := r.rule
+	if s.rule != nil {
+		rule = *s.rule
+	}
+	time.Sleep(time.Until(r.t0.Add(s.at)))
+	now := r.t0.Add(s.at)
+	req := limiter.Request{Key: r.key, Rule: &rule, MaxWait: s.maxWait}
+	r.out = append(r.out, memoryStep{at: now})
+	o := &r.out[len(r.out)-1]
+	switch s.op {
+	case "reserve":
+		o.res = r.m.ReserveAt(req, now)
+		o.wait, o.reason = o.res.Wait, o.res.Reason
+	case "cancel":
+		require.NoError(r.t, r.out[s.turn].res.Cancel(context.Background()))
+	case "confirm":
+		more, err := r.out[s.turn].res.Confirm(context.Background())
+		require.NoError(r.t, err)
+		o.more = more
+	case "pause":
+		r.m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+	case "state":
+		o.state = r.m.StateAt(req, now)
+	}
+	return o
 }
 
 // scriptReason is the reason Memory gives where a script gives why: the
@@ -225,7 +278,7 @@ func scriptReason(why string) limiter.Reason {
 // about when it was read, which its quotas' NextFree count from.
 func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) (limiter.State, time.Time) {
 	t.Helper()
-	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key, rule.Quotas), append(ruleArgs(rule, 1), "report"))
+	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key), append(ruleArgs(rule, 1), "report"))
 	require.NoError(t, err)
 	at := time.Now()
 	st, err := parseState(v, rule.Quotas)
@@ -236,20 +289,21 @@ func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) (limiter
 
 // assertSameState compares Memory's state at wantAt with the script's,
 // read at gotAt: times as durations from each's moment.
-func assertSameState(t *testing.T, want limiter.State, wantAt time.Time, got limiter.State, gotAt time.Time, where string) {
+func assertSameState(t *testing.T, want limiter.State, wantAt time.Time, got limiter.State, gotAt time.Time, where string) bool {
 	t.Helper()
-	assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait")
-	assert.Equal(t, want.Reason, got.Reason, where+": reason")
-	assert.InDelta(t, want.Paused, got.Paused, float64(tolerance), where+": paused")
+	ok := assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait") &&
+		assert.Equal(t, want.Reason, got.Reason, where+": reason") &&
+		assert.InDelta(t, want.Paused, got.Paused, float64(tolerance), where+": paused")
 	require.Len(t, got.Quotas, len(want.Quotas), where)
 	for i := range want.Quotas {
-		assert.Equal(t, want.Quotas[i].Remaining, got.Quotas[i].Remaining, where+": quota remaining")
-		assert.Equal(t, want.Quotas[i].NextFree.IsZero(), got.Quotas[i].NextFree.IsZero(), where+": quota next free")
-		if !want.Quotas[i].NextFree.IsZero() {
+		ok = ok && assert.Equal(t, want.Quotas[i].Remaining, got.Quotas[i].Remaining, where+": quota remaining") &&
+			assert.Equal(t, want.Quotas[i].NextFree.IsZero(), got.Quotas[i].NextFree.IsZero(), where+": quota next free")
+		if ok && !want.Quotas[i].NextFree.IsZero() {
 			// parseState reads the clock a moment after gotAt.
-			assert.InDelta(t, want.Quotas[i].NextFree.Sub(wantAt), got.Quotas[i].NextFree.Sub(gotAt), float64(tolerance+time.Millisecond), where+": quota next free")
+			ok = assert.InDelta(t, want.Quotas[i].NextFree.Sub(wantAt), got.Quotas[i].NextFree.Sub(gotAt), float64(tolerance+time.Millisecond), where+": quota next free")
 		}
 	}
+	return ok
 }
 
 // TestJitterAddsToTheGap checks the script against schedule.go's rule with
@@ -289,12 +343,12 @@ func TestJitterAddsToTheGap(t *testing.T) {
 // latest start, paused until, quiet at; a domain without state reads as a
 // fresh one.
 var dumpState = redis.NewScript(luaState + `
-local _, tokens, tokens_at, latest, paused_until, quiet_at = load_state(KEYS[1])
+local s = load_state(KEYS[1])
 local function f(x)
   if x == nil then return 'none' end
   return string.format('%.17g', x)
 end
-return {f(tokens), f(tokens_at), f(latest), f(paused_until), f(quiet_at)}
+return {f(s.tokens), f(s.tokens_at), f(s.latest), f(s.paused_until), f(s.quiet_at)}
 `)
 
 // TestCancelLatestRestoresState checks that undoing the latest reservation
@@ -307,7 +361,7 @@ func TestCancelLatestRestoresState(t *testing.T) {
 	ctx := context.Background()
 	rule := limiter.Rule{Rate: 3, Burst: 2, MinDelay: 70 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}
 	const key = "undo.example"
-	keys := f.keys(key, rule.Quotas)
+	keys := f.keys(key)
 	snapshot := func() ([]string, []string) {
 		state, err := dumpState.Run(ctx, f.client, keys[:1]).StringSlice()
 		require.NoError(t, err)

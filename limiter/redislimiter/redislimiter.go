@@ -36,10 +36,11 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
 // starts and to learn whether a worker paused the domain meanwhile; if one
 // did, its turn is given back and the first one after the pause claimed.
-// A cancelled wait gives its
-// start back. A domain's keys (prefix + "{domain}:state", and one list
-// per quota, named by its requests and window) share a hash tag, so the
-// scripts run on Redis Cluster.
+// A cancelled wait gives its turn back, as limiter.Memory does: every
+// cancelled turn that no later live turn follows. A domain's keys (prefix
+// + "{domain}:state", and prefix + "{domain}:starts", the history of
+// starts that every quota counts) share a hash tag, so the scripts run on
+// Redis Cluster.
 // They expire once the domain has been idle for as long as it takes to
 // recover fully (its bucket full, its min delay, pause and quota windows
 // over) and as long again, at least a second, so Redis holds only active
@@ -274,7 +275,7 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 	case sample != 0:
 		args = append(args, sample)
 	}
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, rule.Quotas), args)
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), args)
 	if err != nil {
 		return reservation{}, err
 	}
@@ -317,7 +318,7 @@ func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error 
 }
 
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error {
-	_, err := l.run(ctx, l.scripts.pause, l.keys(key, nil), []any{micros(d)})
+	_, err := l.run(ctx, l.scripts.pause, l.keys(key), []any{micros(d)})
 	return err
 }
 
@@ -359,7 +360,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	rule := ruleOf(r)
 	paced := *rule
 	paced.MinDelay = local.MinDelay
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key, rule.Quotas), append(ruleArgs(paced, 1), "report"))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key), append(ruleArgs(paced, 1), "report"))
 	if err != nil {
 		return limiter.State{}, err
 	}

@@ -59,19 +59,20 @@ func cancelArgs(rule *limiter.Rule, id uint64, start int64) []any {
 	return append(ruleArgs(*rule, 3), id>>32, id&math.MaxUint32, start)
 }
 
-// parseConfirm reads the confirm script's reply: {paused, wait}, in
-// microseconds.
-func parseConfirm(reply any) (paused, wait time.Duration, err error) {
+// parseConfirm reads the confirm script's reply: {paused, wait, again},
+// times in microseconds; again is 1 when the turn is to be claimed anew.
+func parseConfirm(reply any) (again bool, paused, wait time.Duration, err error) {
 	v, _ := reply.([]any)
-	if len(v) != 2 {
-		return 0, 0, fmt.Errorf("%w: %v", errReply, v)
+	if len(v) != 3 {
+		return false, 0, 0, fmt.Errorf("%w: %v", errReply, v)
 	}
 	p, pErr := replyInt(v, 0)
 	w, wErr := replyInt(v, 1)
-	if err := errors.Join(pErr, wErr); err != nil {
-		return 0, 0, err
+	a, aErr := replyInt(v, 2)
+	if err := errors.Join(pErr, wErr, aErr); err != nil {
+		return false, 0, 0, err
 	}
-	return fromMicros(p), fromMicros(w), nil
+	return a == 1, fromMicros(p), fromMicros(w), nil
 }
 
 // parseState reads the reserve script's report: {wait, reason, paused,

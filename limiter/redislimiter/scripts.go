@@ -10,7 +10,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -27,8 +26,8 @@ var (
 	luaPause string
 	//go:embed lua/confirm.lua
 	luaConfirm string
-	//go:embed lua/record.lua
-	luaRecord string
+	//go:embed lua/schedule.lua
+	luaSchedule string
 	//go:embed lua/expiry.lua
 	luaExpiry string
 )
@@ -90,32 +89,26 @@ const slip = time.Millisecond
 
 // newScripts builds the scripts with clock, Lua that defines clock() to
 // return the time in microseconds: Redis's TIME in production. Each script
-// also sees horizon and slip, in microseconds; the state's codec,
-// load_state and save_state, and the bucket's arithmetic, token_time and
-// tokens_then (state.lua); recorded (record.lua), the record's rule that
-// reserve and confirm share; and expiry (expiry.lua), the keys' expiry
-// that reserve, confirm and pause set.
+// also sees horizon and slip, in microseconds (defined before clock); the
+// state's codec, the rule's reader and the bucket's arithmetic
+// (state.lua); the keys' expiry (expiry.lua); and the schedule's steps,
+// as schedule.go takes them (schedule.lua).
 func newScripts(clock string) scripts {
-	prelude := clock + "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + luaState + luaRecord + luaExpiry
+	prelude := "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + clock + luaState + luaExpiry + luaSchedule
 	build := func(body string) *redis.Script { return redis.NewScript(prelude + body) }
 	return scripts{reserve: build(luaReserve), cancel: build(luaCancel), pause: build(luaPause), confirm: build(luaConfirm)}
 }
 
-// keys returns the keys of domain under quotas: its state hash, then one
-// list per quota, named by what the quota is (its requests and window in
-// microseconds), so that workers whose quota lists differ, during a
-// rolling deploy, share the list of each quota they have in common and
-// each enforces every quota it knows. All of them share the hash tag
-// {domain}, so that they live in one Redis Cluster slot.
-func (l *Limiter) keys(domain string, quotas []config.Quota) []string {
-	keys := make([]string, 1+len(quotas))
-	keys[0] = l.prefix + "{" + hashTag(domain) + "}:state"
-	base := strings.TrimSuffix(keys[0], "state")
-	for i, q := range quotas {
-		keys[1+i] = base + "q:" + strconv.Itoa(q.Requests) + ":" + strconv.FormatInt(micros(q.Window), 10)
-	}
-	return keys
+// keys returns the keys of domain: its state hash and the history of
+// its starts that quotas count (schedule.lua), both with the hash tag
+// {domain}, so that they live in one Redis Cluster slot. One history
+// serves every quota, so that a changed quota list keeps it, and workers
+// whose quota lists differ, during a rolling deploy, each count every
+// start in every window they know.
+func (l *Limiter) keys(domain string) []string {
+	base := l.prefix + "{" + hashTag(domain) + "}:"
+	return []string{base + "state", base + "starts"}
 }
 
 // hashTag writes domain so that it can sit between braces: "%", "{" and
@@ -133,7 +126,7 @@ func hashTag(domain string) string {
 
 // ruleArgs returns the rule as the scripts read it from the start of
 // ARGV, with room for extra more arguments: rate, burst, min delay,
-// jitter, then each quota's requests and window. Durations become
+// jitter, the number of quotas, then each quota's requests and window. Durations become
 // microseconds, rounded up so that no gap gets shorter. A rate that is
 // not a positive finite number means no bucket, as 0 does.
 func ruleArgs(rule limiter.Rule, extra int) []any {
@@ -141,8 +134,8 @@ func ruleArgs(rule limiter.Rule, extra int) []any {
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		rate = 0
 	}
-	args := make([]any, 0, 4+2*len(rule.Quotas)+extra)
-	args = append(args, rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter))
+	args := make([]any, 0, 5+2*len(rule.Quotas)+extra)
+	args = append(args, rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter), len(rule.Quotas))
 	for _, q := range rule.Quotas {
 		args = append(args, q.Requests, micros(q.Window))
 	}

@@ -3,6 +3,7 @@ package redislimiter
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/polite-go/polite/limiter"
@@ -47,7 +48,7 @@ func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 
 func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	args := cancelArgs(t.rule, t.id, t.start)
-	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key, t.rule.Quotas), args); err != nil {
+	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key), args); err != nil {
 		return err
 	}
 	t.given = true
@@ -56,8 +57,10 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 
 // Confirm implements limiter.Reservation.Turn: one round trip tells Redis
 // that the turn starts now, and asks whether a worker paused the key since
-// the turn was claimed. If one did, the turn is given back, the first one
-// after the pause claimed into res, and the wait for it returned. If an
+// the turn was claimed. If one did, or the turn starts so late that its
+// start would overfill a quota's window, the turn is given back, the first
+// one after the turns handed out claimed into res, and the wait for it
+// returned. If an
 // earlier request started later than planned, after the turn was granted,
 // the turn waits as long as the rules ask after that start, and Confirm
 // returns how long. Otherwise Redis records the start, and one later than
@@ -107,18 +110,20 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 }
 
 // confirm is Confirm through Redis, with the confirm script. It returns
-// the wait for the turn, or for the new turn after a pause, and the pause
+// the wait for the turn, or for the new turn claimed after a pause or in
+// place of a start that would overfill a quota's window, and the pause
 // Redis reported.
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
 	l := t.l
 	paced := *t.rule
 	paced.MinDelay = max(t.rule.MinDelay, t.gap)
-	args := append(ruleArgs(paced, 2), t.id>>32, t.start)
-	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key, paced.Quotas), args)
+	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
+	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key), args)
 	if err != nil {
 		return 0, 0, err
 	}
-	if paused, wait, err = parseConfirm(v); err != nil || paused <= 0 {
+	again, paused, wait, err := parseConfirm(v)
+	if err != nil || !again {
 		return wait, 0, err
 	}
 	if err := l.cancel(ctx, t); err != nil {
@@ -133,7 +138,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 // paused returns how long key's pause still lasts on Redis: a report under
 // a rule without quotas, which reads the key's state alone.
 func (l *Limiter) paused(ctx context.Context, key string) (time.Duration, error) {
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key, nil), append(ruleArgs(limiter.Rule{}, 1), "report"))
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), append(ruleArgs(limiter.Rule{}, 1), "report"))
 	if err != nil {
 		return 0, err
 	}

@@ -1,56 +1,71 @@
 -- A domain's state is one field, s, of its hash: a MessagePack stream
 -- (cmsgpack) of these values, in this order, so that a call reads and
 -- writes one small value:
---   tokens, tokens_at   the bucket's tokens at time tokens_at; nil when
---                       the bucket is full
---   latest              the latest start granted; nil when none
+--   tokens, tokens_at   the plan's bucket: its tokens at time tokens_at;
+--                       nil when the bucket is full
+--   latest              the latest start planned; nil when none
 --   paused_until        no start before it
 --   quiet_at            from then on the state is as good as a fresh one
---   serial              the latest reservation's number, below 2^32
---   (unused)            '' (older scripts kept the quotas' sizes here)
+--   serial              the latest turn's number, below 2^32
+--   (unused)            ''
 --   expires_at          when the keys expire
---   undo_tokens, undo_tokens_at, undo_latest, undo_quiet_at
---                       while the latest reservation can be undone, the
---                       tokens, tokens_at, latest and quiet_at before it;
---                       undo_quiet_at is nil when it cannot
---   undo_lists          with quotas, by list key, the lists the latest
---                       reservation pushed onto, each with the start that
---                       push evicted ('' for none); nil without quotas
+--   (unused)            five nils (older scripts kept the latest turn's
+--                       undo here; nil tells them it cannot be undone)
 --   epoch               in [1, 2^32): set from the clock when the first
 --                       reservation writes the state, so that a state made
 --                       anew (FLUSHALL, a restart without persistence, an
 --                       eviction) is told apart from the one before, and
---                       the reservations of the one before cannot be given
---                       back into it; nil until then
---   sent, sent_tokens   the record (keyState's sent and sentBucket): when
---                       the latest request started, as a reservation that
---                       goes at once and confirm.lua note it, and the
---                       record's bucket's tokens left then (nil without a
---                       bucket); sent is nil until a start is noted. A
---                       cancel leaves them, so that they never go back in
---                       time.
+--                       the turns of the one before cannot be given back
+--                       into it; nil until then
+--   sent, sent_tokens   when the latest request really started, and the
+--                       tokens its bucket held just after (nil: full);
+--                       sent is nil until a start is noted
+--   turns               the latest turns handed out, oldest first, each
+--                       with what giving it back restores (see keep)
+--   made                counts the starts made
+--   window, window_until
+--                       the longest window the history keeps (see
+--                       history_window), and until when
 -- Times are integer microseconds on the clock that clock() reads; tokens
--- are floats.
+-- are floats. The history, a list, holds the starts, planned or made, that
+-- the longest window still holds, oldest first.
 
--- load_state returns the state in the hash key, in the order above but
--- for the unused value, and whether there is one. A domain without one
--- is as a fresh one: not paused, quiet, numbered 0, without an expiry.
+-- load_state returns the state in the hash key as a table, and whether
+-- there is one. A domain without one is as a fresh one: not paused,
+-- quiet, numbered 0, without an expiry.
 local function load_state(key)
+  local s = {paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0, window_until = 0}
   local raw = redis.call('HGET', key, 's')
   if not raw then
-    return false, nil, nil, nil, 0, 0, 0, 0, nil, nil, nil, nil, nil, nil, nil, nil
+    return s, false
   end
-  local tokens, tokens_at, latest, paused_until, quiet_at, serial, _, expires_at, undo_tokens, undo_tokens_at,
-    undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens = cmsgpack.unpack(raw)
-  return true, tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, undo_tokens, undo_tokens_at,
-    undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens
+  local v = {cmsgpack.unpack(raw)}
+  s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial = v[1], v[2], v[3], v[4], v[5], v[6]
+  s.expires_at, s.epoch, s.sent, s.sent_tokens = v[8], v[14], v[15], v[16]
+  s.turns, s.made, s.window, s.window_until = v[17] or {}, v[18] or 0, v[19] or 0, v[20] or 0
+  return s, true
 end
 
--- save_state writes the state, in load_state's order, to the hash key.
-local function save_state(key, tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, undo_tokens,
-    undo_tokens_at, undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens)
-  redis.call('HSET', key, 's', cmsgpack.pack(tokens, tokens_at, latest, paused_until, quiet_at, serial, '', expires_at,
-    undo_tokens, undo_tokens_at, undo_latest, undo_quiet_at, undo_lists, epoch, sent, sent_tokens))
+-- save_state writes s, in load_state's order, to the hash key.
+local function save_state(key, s)
+  redis.call('HSET', key, 's', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, '',
+    s.expires_at, nil, nil, nil, nil, nil, s.epoch, s.sent, s.sent_tokens, s.turns, s.made, s.window, s.window_until))
+end
+
+-- read_rule returns the rule at the start of ARGV: rate, burst,
+-- min_delay, jitter, the number of quotas, then each quota's requests and
+-- window; and the index in ARGV of the first argument after it. Each
+-- duration is cut to twice horizon, so that every time stays an exact
+-- integer well within an int64.
+local function read_rule()
+  local rule = {rate = tonumber(ARGV[1]), burst = tonumber(ARGV[2]), min_delay = math.min(tonumber(ARGV[3]), 2 * horizon),
+    jitter = math.min(tonumber(ARGV[4]), 2 * horizon), quotas = {}, longest = 0}
+  local count = tonumber(ARGV[5])
+  for i = 1, count do
+    local q = {requests = tonumber(ARGV[4 + 2 * i]), window = math.min(tonumber(ARGV[5 + 2 * i]), 2 * horizon)}
+    rule.quotas[i], rule.longest = q, math.max(rule.longest, q.window)
+  end
+  return rule, 6 + 2 * count
 end
 
 -- token_time returns how long a bucket filling at rate per second takes
@@ -59,8 +74,33 @@ local function token_time(tokens, rate)
   return math.min(math.ceil(tokens * 1e6 / rate), 2 * horizon)
 end
 
--- tokens_then returns the tokens of a bucket that held tokens at time
--- since, at the later time t.
-local function tokens_then(tokens, since, t, rate, burst)
-  return math.min(tokens + (t - since) * rate / 1e6, burst)
+-- level returns the tokens at t, not before at, of a bucket that held
+-- tokens at time at, or that is full if at is nil. From the microsecond
+-- it counts as full on, it is exactly full, not a rounding error short.
+local function level(tokens, at, t, rule)
+  if not at then
+    return rule.burst
+  end
+  local l = tokens + math.max(t - at, 0) * rule.rate / 1e6
+  if l >= rule.burst or rule.burst - l < 1e-6 and t - at >= token_time(rule.burst - tokens, rule.rate) then
+    return rule.burst
+  end
+  return l
+end
+
+-- ready returns the earliest time at or after t when that bucket holds a
+-- token.
+local function ready(tokens, at, t, rule)
+  local missing = 1 - level(tokens, at, t, rule)
+  if missing > 1e-9 then
+    return t + token_time(missing, rule.rate)
+  end
+  return t
+end
+
+-- full returns when that bucket is full again; nil if it is.
+local function full(tokens, at, rule)
+  if at then
+    return at + token_time(rule.burst - tokens, rule.rate)
+  end
 end

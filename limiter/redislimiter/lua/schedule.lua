@@ -1,0 +1,289 @@
+-- The schedule of a domain, as limiter's schedule.go keeps it: s is the
+-- state (state.lua), rule the rule (read_rule).
+
+-- list_time writes a time as a quota list holds it: exactly, never in
+-- exponent form, so that LREM and LINSERT find it.
+local function list_time(t)
+  return string.format('%.0f', t)
+end
+
+-- history is the key of the history of starts: KEYS[2], nil for a probe.
+local history = KEYS[2]
+
+-- history_window returns the longest window the history keeps at now:
+-- the rule's, or a longer one that a worker whose rule has it used within
+-- that window, so that during a rolling deploy of a quota change every
+-- worker counts every start in every window it knows.
+local function history_window(s, rule, now)
+  if rule.longest >= s.window or now >= s.window_until then
+    s.window, s.window_until = rule.longest, now + rule.longest
+  end
+  return s.window
+end
+
+-- trim forgets the starts that the history's window no longer holds at
+-- now.
+local function trim(s, rule, now)
+  local window = history_window(s, rule, now)
+  if not history or window == 0 then
+    return
+  end
+  local first = redis.call('LINDEX', history, 0)
+  while first and tonumber(first) + window <= now do
+    redis.call('LPOP', history)
+    first = redis.call('LINDEX', history, 0)
+  end
+end
+
+-- add_start adds start t to the history, keeping it in order, when some
+-- quota counts it. A history it makes has no expiry yet: it sets
+-- s.list_made.
+local function add_start(s, t)
+  if not history or s.window == 0 then
+    return
+  end
+  local last = redis.call('LINDEX', history, -1)
+  if not last or tonumber(last) <= t then
+    if redis.call('RPUSH', history, list_time(t)) == 1 then
+      s.list_made = true
+    end
+    return
+  end
+  for _, v in ipairs(redis.call('LRANGE', history, 0, -1)) do
+    if tonumber(v) > t then
+      redis.call('LINSERT', history, 'BEFORE', v, list_time(t))
+      return
+    end
+  end
+end
+
+-- remove_start deletes one start t from the history.
+local function remove_start(t)
+  if history then
+    redis.call('LREM', history, -1, list_time(t))
+  end
+end
+
+-- fits_quotas reports whether the starts, with the one planned at at
+-- moved to now, fit every quota: no window holds more starts than its
+-- quota allows.
+local function fits_quotas(rule, at, now)
+  if #rule.quotas == 0 then
+    return true
+  end
+  local moved, found = {}, false
+  for _, v in ipairs(redis.call('LRANGE', history, 0, -1)) do
+    local t = tonumber(v)
+    if t == at and not found then
+      found = true
+    else
+      moved[#moved + 1] = t
+    end
+  end
+  moved[#moved + 1] = now
+  table.sort(moved)
+  for _, q in ipairs(rule.quotas) do
+    for j = 1, #moved - q.requests do
+      if moved[j] + q.window > moved[j + q.requests] then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+-- earliest returns the earliest start at or after now that every rule of
+-- the plan allows, with the jitter sample added to the gap since the
+-- latest start, and the rule that set it. Nothing starts before
+-- not_before.
+local function earliest(s, rule, now, sample, not_before)
+  local t, reason = now, ''
+  local function later(u, why)
+    if u > t then
+      t, reason = u, why
+    end
+  end
+  if s.latest then
+    later(s.latest, 'queue')
+    if rule.min_delay > 0 then
+      later(s.latest + rule.min_delay, 'min_delay')
+    end
+  end
+  later(not_before, 'queue')
+  later(s.paused_until, 'pause')
+  if #rule.quotas > 0 then
+    local n = redis.call('LLEN', history)
+    for _, q in ipairs(rule.quotas) do
+      if n >= q.requests then
+        later(tonumber(redis.call('LINDEX', history, n - q.requests)) + q.window, 'quota')
+      end
+    end
+  end
+  if rule.rate > 0 then
+    later(ready(s.tokens, s.tokens_at, t, rule), 'rate')
+  end
+  if s.latest and sample > 0 then
+    if t > now then
+      t = t + sample
+    else
+      later(s.latest + sample, 'jitter')
+    end
+  end
+  return t, reason
+end
+
+-- allowed returns the earliest start at or after now that the starts
+-- made allow: what the server has seen must fit the rules too.
+local function allowed(s, rule, now)
+  local t = now
+  if s.sent and rule.min_delay > 0 then
+    t = math.max(t, s.sent + rule.min_delay)
+  end
+  if rule.rate > 0 and s.sent_tokens then
+    t = ready(s.sent_tokens, s.sent, t, rule)
+  end
+  return math.max(t, s.paused_until)
+end
+
+-- claim takes start t into the plan and returns its turn, which holds
+-- the plan before it.
+local function claim(s, rule, t)
+  s.serial = (s.serial + 1) % 4294967296
+  local turn = {serial = s.serial, at = t, tokens = s.tokens, tokens_at = s.tokens_at, latest = s.latest}
+  if rule.rate > 0 then
+    s.tokens, s.tokens_at = level(s.tokens, s.tokens_at, t, rule) - 1, t
+  end
+  s.latest = t
+  add_start(s, t)
+  return turn
+end
+
+-- note_start notes that a request starts at now.
+local function note_start(s, rule, now)
+  if rule.rate > 0 then
+    s.sent_tokens = level(s.sent_tokens, s.sent_tokens and s.sent, now, rule) - 1
+  else
+    s.sent_tokens = nil
+  end
+  s.sent, s.made = now, s.made + 1
+end
+
+-- begin_turn notes that turn's request starts at now.
+local function begin_turn(s, rule, turn, now)
+  turn.started, turn.sent, turn.sent_tokens, turn.at = true, s.sent, s.sent_tokens, now
+  note_start(s, rule, now)
+  turn.made = s.made
+end
+
+-- keep adds turn, the latest, claimed at now, to the turns a cancel may
+-- give back. It forgets the turns that no cancel can give back any more:
+-- those a started turn follows, and those whose time has come.
+local function keep(s, turn, now)
+  local first = 1
+  for j = #s.turns, 1, -1 do
+    if s.turns[j].started then
+      first = j + 1
+      break
+    end
+  end
+  while first <= #s.turns and s.turns[first].at <= now do
+    first = first + 1
+  end
+  local kept = {}
+  for j = first, #s.turns do
+    kept[#kept + 1] = s.turns[j]
+  end
+  kept[#kept + 1] = turn
+  s.turns = kept
+end
+
+-- find returns the index in s.turns of the turn numbered serial, or nil.
+local function find(s, serial)
+  for j = #s.turns, 1, -1 do
+    if s.turns[j].serial == serial then
+      return j
+    end
+  end
+end
+
+-- follow makes the plan's next turns follow a start at t.
+local function follow(s, rule, t)
+  if s.latest and s.latest >= t then
+    return
+  end
+  s.latest = t
+  if rule.rate > 0 and s.tokens_at and s.tokens_at < t then
+    s.tokens_at = t -- the token was taken at t, not before
+  end
+end
+
+-- cancel gives back the turn numbered serial, planned to start at at.
+-- Every cancelled turn that no later live turn follows is given back: the
+-- plan goes back to what it was before the oldest of the cancelled turns
+-- at the tail. A cancelled turn with a live turn after it frees its quota
+-- slots only: the turns after it were planned around it.
+local function cancel(s, rule, serial, at)
+  local i = find(s, serial)
+  if not i then
+    remove_start(at)
+    return
+  end
+  local turn = s.turns[i]
+  if turn.cancelled then
+    return
+  end
+  turn.cancelled = true
+  remove_start(turn.at)
+  local j = #s.turns
+  while j > 0 and s.turns[j].cancelled do
+    j = j - 1
+  end
+  if j == #s.turns then
+    return
+  end
+  local oldest = s.turns[j + 1]
+  s.tokens, s.tokens_at, s.latest = oldest.tokens, oldest.tokens_at, oldest.latest
+  if oldest.started and oldest.made == s.made then
+    s.sent, s.sent_tokens = oldest.sent, oldest.sent_tokens -- its start is the latest made
+  end
+  for k = #s.turns, j + 1, -1 do
+    s.turns[k] = nil
+  end
+  if s.sent then
+    follow(s, rule, s.sent)
+  end
+end
+
+-- quiet returns when the state becomes as good as a fresh one under
+-- rule: its buckets full, its gaps, pause and quota windows over.
+local function quiet(s, rule)
+  local q = s.paused_until
+  if s.latest then
+    q = math.max(q, s.latest + rule.min_delay + rule.jitter)
+  end
+  if s.sent then
+    q = math.max(q, s.sent + rule.min_delay)
+  end
+  if rule.rate > 0 then
+    q = math.max(q, full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q)
+  end
+  local last = s.window > 0 and redis.call('LINDEX', history, -1)
+  if last then
+    q = math.max(q, tonumber(last) + s.window)
+  end
+  return q
+end
+
+-- save saves s at now and sets the keys' expiry (expiry.lua) when a list
+-- was just made or the state's quiet time passed it.
+local function save(s, rule, now)
+  s.quiet_at = quiet(s, rule)
+  local ttl
+  s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
+  save_state(KEYS[1], s)
+  if ttl then
+    for i = 1, #KEYS do
+      redis.call('PEXPIRE', KEYS[i], ttl)
+    end
+  end
+end
