@@ -42,6 +42,8 @@ type WaitError struct {
 	Err error
 }
 
+// Error says which domain's request was not sent, when it could have
+// gone, and why.
 func (e *WaitError) Error() string {
 	at := e.RetryAt.Format(time.RFC3339Nano)
 	var full *placesTaken
@@ -56,6 +58,7 @@ func (e *WaitError) Error() string {
 	return fmt.Sprintf("polite: %s: request not sent, could go at %s: %v", e.Domain, at, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *WaitError) Unwrap() error { return e.Err }
 
 // Timeout reports whether the request was refused because its turn came

@@ -163,9 +163,7 @@ func WithConfig(f *config.File) Option {
 }
 
 // WithKeyFunc sets how requests are grouped into domains; DomainKey by
-// default. With the default, the Transport finds the domain of a host it
-// has met in one lookup; a KeyFunc set here, DomainKey itself included, is
-// called for every request.
+// default. The key function is called for every request.
 func WithKeyFunc(f KeyFunc) Option {
 	return func(o *options) { o.keyFunc = f }
 }

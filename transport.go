@@ -36,7 +36,24 @@ import (
 // sent through the base transport; the limiter takes in what the response
 // says (Retry-After, rate-limit headers, a 429, a server failing with 5xx
 // answers or timeouts, the latency for adaptive pacing); and the domain's
-// place and stats count it in flight until its response body is closed.
+// place and stats count it in flight until its response body is read to
+// its end or closed, as net/http returns its connection.
+//
+// A response is read for what it says about pacing, whatever its status:
+// Retry-After (delta seconds, rounded up when it has a decimal part, or an
+// HTTP date); the rate-limit fields of every IETF RateLimit draft,
+// X-RateLimit-* (GitHub, Reddit, Discord's Reset-After, Atlassian),
+// X-Rate-Limit-* (X, Okta) and OpenAI's -requests and -tokens pairs, whose
+// resets may be delta seconds, Unix seconds or milliseconds, RFC 3339 or
+// HTTP dates, or Go durations ("6m0s"). Where a value can be read more
+// than one way, the reading that never comes back sooner than the server
+// could have meant wins: a reset below 1e9 is delta seconds (one meant in
+// milliseconds waits longer), a 429 without Retry-After whose fields say
+// requests remain waits for the longest reset they give, and of several
+// waits the longest wins. A 429 without Retry-After, and the answers
+// config.Limit.ErrorStatuses lists, back the domain off: 1 s, doubling
+// until a success. Nothing read speeds a domain past its limit or pauses
+// it past WithMaxPause, and a malformed value asks for nothing.
 //
 // A request waits using its context, so a cancelled context or an
 // http.Client.Timeout ends the wait at once; a wait that cannot end before

@@ -89,10 +89,12 @@ type FieldError struct {
 	Err error
 }
 
+// Error says which domain and field are wrong, and why.
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("config: domain %q: %s: %v", e.Domain, e.Field, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // Validate reports the first field of l that cannot be used, as a

@@ -68,17 +68,7 @@ import (
 // pending or in flight about 250 bytes and its name, and a domain with
 // neither nothing. Next costs O(log D) for D domains with requests
 // pending, and at most O(W) more when the fair share changes; it never
-// scans the domains. Measured with BenchmarkNext (one Next, the flight's
-// end and a Push, 100,000 requests pending, on a shared 2-core machine):
-// about 2.6 µs with 100 domains and 3.3 µs with 10,000, of which Push's
-// key function and the Transport's RequestWait take about half.
-//
-// The harness in harness_test.go reproduces issue 15's table (run it with
-// POLITE_HARNESS=1 go test -run TestHarness -v ./frontier/): 1,000 URLs
-// over 40 domains at 2/s with 8 workers and 100 ms responses take 32.5 s
-// with the usual pool over polite and 12.6 s over a Frontier, against an
-// ideal of 12.5 s; 10,000 URLs over 1,000 domains with 32 workers and 50
-// ms responses, 30.1 s and 16.0 s against 15.6 s.
+// scans the domains.
 //
 // A Frontier is safe for concurrent use: any goroutine may Push while
 // others call Next.

@@ -29,8 +29,8 @@ type Limiter interface {
 	Reserve(ctx context.Context, r Request) (Reservation, error)
 	// Observe takes in what r.Key's server said: a response (pauses it
 	// asked for, backoff after a 429 or while the server fails, adaptive
-	// pacing), a transport failure, or a robots.txt's Crawl-delay. It returns how much later the key's pause
-	// now ends because of o.
+	// pacing), a transport failure, or a robots.txt's Crawl-delay. It
+	// returns how much later the key's pause now ends because of o.
 	Observe(ctx context.Context, r Request, o Observation) (time.Duration, error)
 	// State reports how r.Key stands now, claiming nothing.
 	State(ctx context.Context, r Request) (State, error)

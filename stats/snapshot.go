@@ -37,7 +37,7 @@ type Snapshot struct {
 	DisallowedRequests int64
 	// TotalWaitTime is the time all sent requests spent waiting.
 	TotalWaitTime time.Duration
-	// AverageWaitTime is TotalWaitTime over DelayedRequests (seed 000's rule).
+	// AverageWaitTime is TotalWaitTime over DelayedRequests.
 	AverageWaitTime time.Duration
 	// LastRequestTime is when the latest request was sent.
 	LastRequestTime time.Time
@@ -100,7 +100,8 @@ type quotaJSON struct {
 	NextFree  time.Time `json:"next_free,omitzero"`
 }
 
-// MarshalJSON writes s with seed 000's field names; durations are in
+// MarshalJSON writes s with snake_case field names (total_requests,
+// delayed_requests, average_wait_time_ms, ...); durations are in
 // milliseconds and status classes are keyed "2xx" and so on.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
 	out := snapshotJSON{

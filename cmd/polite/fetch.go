@@ -56,9 +56,10 @@ changes nothing.
 Exit status: 0 when every URL got a final answer, whatever its status; 1
 when some did not (a bad URL, a network error, a timeout, still asked to
 come back after its retries, not fetched within -max-wait), or the state
-could not be written; 2 for bad usage or a bad configuration; 128 plus the
-signal's number when stopped by a signal (130 for SIGINT, 143 for SIGTERM,
-129 for SIGHUP), as shells report it.`
+could not be written; 2 for bad usage, a bad configuration or a -state
+file another process is using; 128 plus the signal's number when stopped
+by a signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells
+report it.`
 
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,

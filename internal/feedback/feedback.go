@@ -1,7 +1,6 @@
 // Package feedback turns what servers say into pauses and gaps: the
 // pause a server asks for, exponential backoff after a 429 or while a
-// server struggles, adaptive pacing and robots.txt's Crawl-delay. Every
-// limiter keeps one State per key.
+// server struggles, adaptive pacing and robots.txt's Crawl-delay.
 package feedback
 
 import (
@@ -92,8 +91,9 @@ func (p *Policy) maxDelay() time.Duration {
 	return defaultMaxAdaptiveDelay
 }
 
-// State is what one key has learned from its server. Its methods take
-// explicit times; it is not safe for concurrent use.
+// State is what one key has learned from its server; a limiter keeps one
+// per key. Its methods take explicit times; it is not safe for concurrent
+// use.
 type State struct {
 	until    int64         // the end of the latest pause this State asked for, in Unix nanoseconds
 	reason   string        // why until was set

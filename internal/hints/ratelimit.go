@@ -54,7 +54,8 @@ var pairs = []pair{
 //
 // refused says that the response refused its request without saying when
 // to come back (a 429 without Retry-After): then a reset counts even where
-// the fields say requests remain, or say nothing of what remains. When several fields ask for a wait, the longest wins.
+// the fields say requests remain, or say nothing of what remains. When
+// several fields ask for a wait, the longest wins.
 // ok is false when none does: fields absent, malformed, with requests
 // remaining, or a reset not after now. Malformed fields are ignored;
 // RateLimitWait never fails.

@@ -57,26 +57,28 @@ var ErrUnreachable = errors.New("polite: robots.txt unreachable")
 // ErrUnreachable, and says when the file is fetched again.
 type UnreachableError struct {
 	msg     string
-	RetryAt time.Time
+	RetryAt time.Time // when the file is fetched again
 }
 
+// Error names the request refused and why its robots.txt was not fetched.
 func (e *UnreachableError) Error() string { return e.msg }
 
+// Is reports whether target is ErrDisallowed or ErrUnreachable.
 func (e *UnreachableError) Is(target error) bool {
 	return target == ErrDisallowed || target == ErrUnreachable
 }
 
 // Config is what a Cache needs from the Transport.
 type Config struct {
-	Agent         string        // the product token the files are read for
-	UserAgent     string        // sent with each fetch; if empty, that of the request that needs the file
-	MaxCrawlDelay time.Duration // caps the Crawl-delay a file can ask for
-	Base          http.RoundTripper
+	Agent         string            // the product token the files are read for
+	UserAgent     string            // sent with each fetch; if empty, that of the request that needs the file
+	MaxCrawlDelay time.Duration     // caps the Crawl-delay a file can ask for
+	Base          http.RoundTripper // what the fetches are sent through, paced by Pace
 	// Pace returns a RoundTripper that sends through base in the
 	// Transport's pacing step: paced, counted and listened to like any
 	// request to its domain. The fetches go through it.
 	Pace func(base http.RoundTripper) http.RoundTripper
-	Now  func() time.Time
+	Now  func() time.Time // the clock; time.Now in the Transport
 }
 
 // Result is what a host's robots.txt says of one request.

@@ -99,7 +99,9 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // Options.FailOpen stops pacing instead and FailClosed fails requests;
 // their docs say when to use which. An outage is of the node that failed:
 // on a Redis Cluster (a *redis.ClusterClient), the domains of the other
-// primaries keep the shared pace. In the background the Limiter has a
+// primaries keep the shared pace, provided the Cluster is set to
+// cluster-require-full-coverage no (by default it refuses every slot
+// until the failed primary's replica is promoted). In the background the Limiter has a
 // Cluster client reload its slot map, and tries a reservation of its own
 // (Options.ProbeInterval) in the slot that failed, not a PING; it returns
 // that node's domains to the shared pace as soon as that works, on the
@@ -113,10 +115,8 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // to Options.Timeout before it is paced here; then each process paces on its
 // own, so a domain sees up to the number of processes times its pace,
 // and no more, also across the switches. A process's fallback starts after
-// the turns Redis granted it, which still go (measured: two processes at
-// 5/s, burst 1, four requests in flight each, started 13 requests in the
-// first 2s after Redis died, where their own paces allow 20 and the
-// fallbacks starting with full buckets made 27); and back on Redis, a
+// the turns Redis granted it, which still go, not with a full bucket; and
+// back on Redis, a
 // process's first turns come no earlier than its own pace allows after its
 // fallback's, each of those counted as late as the latest of them went.
 // To do so each process remembers, per domain it used in the recent past,
@@ -197,9 +197,10 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // earliest start every rule of r.Key allows, with the gap this process
 // learned from the server, or nothing when the wait would exceed
 // r.MaxWait, or 400 days whatever r.MaxWait (a rule that
-// config.Limit.Validate refuses can ask for more). While Redis does not answer it reserves as the failure mode
-// says: in this process by default, at once with FailOpen, and not at all
-// with FailClosed (an error wrapping ErrUnavailable).
+// config.Limit.Validate refuses can ask for more). While Redis does not
+// answer it reserves as the failure mode says: in this process by default,
+// at once with FailOpen, and not at all with FailClosed (an error wrapping
+// ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	var res limiter.Reservation
 	if !l.downFor(ctx, r.Key) {
