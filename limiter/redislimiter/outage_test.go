@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -19,17 +20,54 @@ import (
 
 // span is when a start lies, on this machine's clock: a Limiter decides
 // a start on its own clock (Redis's, or this process's in the fallback)
-// while the call that returns it runs, so the start lies between the
-// call's beginning and its return, plus the wait it returned.
+// while the call that lets it go runs (see goes), so the start lies
+// between the call's beginning and its return.
 type span struct {
 	lo, hi time.Time
 	who    string // which worker, and whether through Redis or its fallback
 }
 
-// starts collects the starts that callers of several Limiters plan, when
-// each caller's timer fires and its request goes. That is what the server
-// sees, less each wake-up's lateness, which the scheduler adds and the
-// Limiter cannot know.
+// goes takes a turn of req in l as limiter.Wait does: reserve, sleep,
+// confirm, and sleep again while Confirm moves the turn, with sleep for
+// each sleep. It returns the span of the start it let go and whether a
+// Confirm moved the turn. The start is decided by the call that lets it
+// go, the Reserve that returns no wait or the Confirm that returns no
+// more, when it runs (limiter.Wait: the turn is the time it returns); not
+// at the time planned before. A caller that wakes late confirms a turn
+// that the Limiter would have moved, after a start before it that went
+// late too, had it woken in time; the Limiter lets it go at once, a whole
+// pace after the start before it, though the time planned may lie closer.
+func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep func(time.Duration)) (at span, moved bool, err error) {
+	began := time.Now()
+	res, err := l.Reserve(ctx, req)
+	if err != nil {
+		return span{}, false, err
+	}
+	if !res.OK {
+		return span{}, false, fmt.Errorf("no turn within %v", res.Wait)
+	}
+	at = span{lo: began, hi: time.Now()}
+	for wait := res.Wait; wait > 0; {
+		sleep(wait)
+		began = time.Now()
+		if wait, err = res.Confirm(ctx); err != nil {
+			return span{}, false, err
+		}
+		at = span{lo: began, hi: time.Now()}
+		moved = moved || wait > 0
+	}
+	at.who = fmt.Sprintf("degraded %v", res.Degraded)
+	if moved {
+		at.who += ", moved"
+	}
+	return at, moved, nil
+}
+
+// starts collects the starts that callers of several Limiters make, as
+// the Limiters decide them, and when each request goes. The latter is
+// what the server sees; the former is that, less the lateness of the
+// goroutine after the call that let the start go, which the scheduler
+// adds and the Limiter cannot know.
 type starts struct {
 	mu sync.Mutex
 	at []span
@@ -51,7 +89,7 @@ func (s *starts) sorted() []span {
 }
 
 // within counts the starts surely in [from, from+w): those whose whole
-// span lies in it. So a start planned on Redis's clock and measured on
+// span lies in it. So a start decided on Redis's clock and measured on
 // this one never makes a window look busier than it was.
 func within(sorted []span, from time.Time, w time.Duration) int {
 	n := 0
@@ -102,7 +140,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 		inFlight = 4
 		window   = 2 * time.Second
 	)
-	var all, sent starts // planned starts, and when each request would go
+	var all, sent starts // the starts as decided, and when each request goes
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -119,29 +157,14 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 						return
 					default:
 					}
-					// limiter.Wait, with the turn it plans kept: reserve,
-					// sleep, confirm, and sleep again while Confirm moves
-					// the turn.
-					began := time.Now()
-					res, err := l.Reserve(ctx, req)
-					if !assert.NoError(t, err) || !assert.True(t, res.OK) {
+					at, _, err := goes(ctx, l, req, time.Sleep)
+					if !assert.NoError(t, err) {
 						return
 					}
-					returned, wait := time.Now(), res.Wait
-					planned := span{began.Add(wait), returned.Add(wait), fmt.Sprintf("worker %d, degraded %v", w, res.Degraded)}
-					for wait > 0 {
-						time.Sleep(wait)
-						began = time.Now()
-						if wait, err = res.Confirm(ctx); !assert.NoError(t, err) {
-							return
-						}
-						if wait > 0 {
-							planned = span{began.Add(wait), time.Now().Add(wait), fmt.Sprintf("worker %d, degraded %v, moved", w, res.Degraded)}
-						}
-					}
-					all.add(planned)
+					at.who = fmt.Sprintf("worker %d, %s", w, at.who)
+					all.add(at)
 					now := time.Now()
-					sent.add(span{now, now, planned.who})
+					sent.add(span{now, now, at.who})
 				}
 			})
 		}
@@ -167,7 +190,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	went := sent.sorted()
 	wentDuring, _ := busiest(went, killed.Add(-window), restarted.Add(-window), window)
 	wentBack, _ := busiest(went, restarted.Add(-window), end, window)
-	t.Logf("as the requests went (wake-ups' lateness included): first %v after the kill: %d; busiest window until the restart: %d, from then on: %d",
+	t.Logf("as the requests went (the lateness after each call included): first %v after the kill: %d; busiest window until the restart: %d, from then on: %d",
 		window, within(went, killed, window), wentDuring, wentBack)
 	// The counts are of the starts surely in a window, so that however
 	// late a loaded machine returns from a call, the bound holds exactly
@@ -185,6 +208,53 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	if !assert.LessOrEqual(t, back, allowed+1, "every %v window from the restart on", window) {
 		logWindow(t, sorted, backAt, window, killed)
 	}
+}
+
+// TestGoesSpansTheCallThatLetsTheStartGo: goes, on a limiter.Memory at
+// 5/s under synctest's clock, with wake-ups late as a loaded machine's.
+// Four requests reserve at once: turns at 0, 200, 400 and 600 ms. The
+// second wakes 30 ms late and goes at 230; the third, on time, is moved
+// to 430, and wakes for it 10 ms late, going at 440; the fourth wakes 50
+// ms late, at 650, and goes at once, 210 ms after the third. Counted at
+// its planned 600 ms, as goes did before, it lay 170 ms after the third's
+// moved plan of 430, where the outage test found two starts in a window
+// of one pace, as it found 22 in 2 s where the Limiters started 20.
+func TestGoesSpansTheCallThatLetsTheStartGo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rule := &limiter.Rule{Rate: 5, Burst: 1}
+		req := limiter.Request{Key: "late.example", Rule: rule}
+		m := limiter.NewMemory()
+		begin := time.Now()
+		late := [][]time.Duration{nil, {30 * time.Millisecond}, {0, 10 * time.Millisecond}, {50 * time.Millisecond}}
+		var all starts
+		var wg sync.WaitGroup
+		for i, late := range late {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * time.Millisecond) // reserve in this order
+				sleep := func(d time.Duration) {
+					if len(late) > 0 {
+						d += late[0]
+						late = late[1:]
+					}
+					time.Sleep(d)
+				}
+				at, _, err := goes(context.Background(), m, req, sleep)
+				assert.NoError(t, err)
+				all.add(at)
+			})
+		}
+		wg.Wait()
+		sorted := all.sorted()
+		var went []time.Duration
+		for _, s := range sorted {
+			went = append(went, s.lo.Sub(begin).Round(time.Millisecond))
+		}
+		ms := time.Millisecond
+		assert.Equal(t, []time.Duration{0, 230 * ms, 440 * ms, 650 * ms}, went)
+		pace := 200 * ms
+		most, at := busiest(sorted, begin, sorted[len(sorted)-1].hi.Add(time.Nanosecond), pace)
+		assert.LessOrEqual(t, most, ownPace(rule, pace), "a window of one pace at %v", at.Sub(begin))
+	})
 }
 
 // logWindow logs the starts surely in [at, at+w), from the kill.
