@@ -18,10 +18,7 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// span is when a start lies, on this machine's clock: a Limiter decides
-// a start on its own clock (Redis's, or this process's in the fallback)
-// while the call that lets it go runs (see goes), so the start lies
-// between the call's beginning and its return.
+// span is when a start lies, on this machine's clock (see goes).
 type span struct {
 	lo, hi time.Time
 	who    string // which worker, and whether through Redis or its fallback
@@ -30,13 +27,22 @@ type span struct {
 // goes takes a turn of req in l as limiter.Wait does: reserve, sleep,
 // confirm, and sleep again while Confirm moves the turn, with sleep for
 // each sleep. It returns the span of the start it let go and whether a
-// Confirm moved the turn. The start is decided by the call that lets it
-// go, the Reserve that returns no wait or the Confirm that returns no
-// more, when it runs (limiter.Wait: the turn is the time it returns); not
-// at the time planned before. A caller that wakes late confirms a turn
-// that the Limiter would have moved, after a start before it that went
-// late too, had it woken in time; the Limiter lets it go at once, a whole
-// pace after the start before it, though the time planned may lie closer.
+// Confirm moved the turn.
+//
+// A Limiter plans a turn on its own clock (Redis's, or this process's in
+// the fallback) while the call that returns the wait for it runs, the
+// Reserve or a Confirm that moves it: at that call's time plus the wait.
+// It decides the start while the call that lets it go runs, the Reserve
+// that returns no wait or the Confirm that returns no more (limiter.Wait:
+// the turn is the time it returns). So the start lies between the
+// beginning of the call that planned it, plus the wait, and the return of
+// the call that let it go. Its plan alone is not enough: a caller that
+// wakes late confirms a turn that the Limiter would have moved, had it
+// woken in time, after a start before it that went late too; the Limiter
+// lets it go at once, a whole pace after the start before it, while its
+// plan may lie closer. Nor is the call that let it go: a wake-up's
+// lateness, which the scheduler adds, would move it into a window that
+// its plan lies before.
 func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep func(time.Duration)) (at span, moved bool, err error) {
 	began := time.Now()
 	res, err := l.Reserve(ctx, req)
@@ -46,15 +52,17 @@ func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep fun
 	if !res.OK {
 		return span{}, false, fmt.Errorf("no turn within %v", res.Wait)
 	}
-	at = span{lo: began, hi: time.Now()}
+	at = span{lo: began.Add(res.Wait), hi: time.Now()}
 	for wait := res.Wait; wait > 0; {
 		sleep(wait)
 		began = time.Now()
 		if wait, err = res.Confirm(ctx); err != nil {
 			return span{}, false, err
 		}
-		at = span{lo: began, hi: time.Now()}
-		moved = moved || wait > 0
+		if wait > 0 {
+			at.lo, moved = began.Add(wait), true
+		}
+		at.hi = time.Now()
 	}
 	at.who = fmt.Sprintf("degraded %v", res.Degraded)
 	if moved {
@@ -64,10 +72,9 @@ func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep fun
 }
 
 // starts collects the starts that callers of several Limiters make, as
-// the Limiters decide them, and when each request goes. The latter is
-// what the server sees; the former is that, less the lateness of the
-// goroutine after the call that let the start go, which the scheduler
-// adds and the Limiter cannot know.
+// the Limiters plan and decide them, and when each request goes. The
+// latter is what the server sees; the former is that, less the lateness
+// that the scheduler adds and the Limiter cannot know.
 type starts struct {
 	mu sync.Mutex
 	at []span
@@ -190,7 +197,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	went := sent.sorted()
 	wentDuring, _ := busiest(went, killed.Add(-window), restarted.Add(-window), window)
 	wentBack, _ := busiest(went, restarted.Add(-window), end, window)
-	t.Logf("as the requests went (the lateness after each call included): first %v after the kill: %d; busiest window until the restart: %d, from then on: %d",
+	t.Logf("as the requests went (wake-ups' lateness included): first %v after the kill: %d; busiest window until the restart: %d, from then on: %d",
 		window, within(went, killed, window), wentDuring, wentBack)
 	// The counts are of the starts surely in a window, so that however
 	// late a loaded machine returns from a call, the bound holds exactly
@@ -210,27 +217,28 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	}
 }
 
-// TestGoesSpansTheCallThatLetsTheStartGo: goes, on a limiter.Memory at
-// 5/s under synctest's clock, with wake-ups late as a loaded machine's.
-// Four requests reserve at once: turns at 0, 200, 400 and 600 ms. The
-// second wakes 30 ms late and goes at 230; the third, on time, is moved
-// to 430, and wakes for it 10 ms late, going at 440; the fourth wakes 50
-// ms late, at 650, and goes at once, 210 ms after the third. Counted at
-// its planned 600 ms, as goes did before, it lay 170 ms after the third's
-// moved plan of 430, where the outage test found two starts in a window
-// of one pace, as it found 22 in 2 s where the Limiters started 20.
-func TestGoesSpansTheCallThatLetsTheStartGo(t *testing.T) {
+// TestGoesSpansPlanAndStart: goes, on a limiter.Memory at 5/s under
+// synctest's clock, with wake-ups late as a loaded machine's. Four
+// requests reserve at once: turns at 0, 200, 400 and 600 ms. The second
+// wakes 30 ms late and goes at 230; the third, on time, is moved to 430,
+// and wakes for that 10 ms late, going at 440; the fourth wakes 50 ms
+// late, at 650, and goes at once, 210 ms after the third. Counted at its
+// plan alone, as goes did before, it lay 170 ms after the third's plan of
+// 430: two starts in a window of one pace, as the outage test counted 22
+// starts in 2 s where the workers' paces allow 20, and they started 20.
+func TestGoesSpansPlanAndStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rule := &limiter.Rule{Rate: 5, Burst: 1}
 		req := limiter.Request{Key: "late.example", Rule: rule}
 		m := limiter.NewMemory()
 		begin := time.Now()
-		late := [][]time.Duration{nil, {30 * time.Millisecond}, {0, 10 * time.Millisecond}, {50 * time.Millisecond}}
+		ms := time.Millisecond
+		late := [][]time.Duration{nil, {30 * ms}, {0, 10 * ms}, {50 * ms}}
 		var all starts
 		var wg sync.WaitGroup
 		for i, late := range late {
 			wg.Go(func() {
-				time.Sleep(time.Duration(i) * time.Millisecond) // reserve in this order
+				time.Sleep(time.Duration(i) * ms) // reserve in this order
 				sleep := func(d time.Duration) {
 					if len(late) > 0 {
 						d += late[0]
@@ -245,14 +253,14 @@ func TestGoesSpansTheCallThatLetsTheStartGo(t *testing.T) {
 		}
 		wg.Wait()
 		sorted := all.sorted()
-		var went []time.Duration
+		var planned, went []time.Duration
 		for _, s := range sorted {
-			went = append(went, s.lo.Sub(begin).Round(time.Millisecond))
+			planned, went = append(planned, s.lo.Sub(begin).Round(ms)), append(went, s.hi.Sub(begin).Round(ms))
 		}
-		ms := time.Millisecond
+		assert.Equal(t, []time.Duration{0, 200 * ms, 430 * ms, 600 * ms}, planned)
 		assert.Equal(t, []time.Duration{0, 230 * ms, 440 * ms, 650 * ms}, went)
 		pace := 200 * ms
-		most, at := busiest(sorted, begin, sorted[len(sorted)-1].hi.Add(time.Nanosecond), pace)
+		most, at := busiest(sorted, begin, sorted[len(sorted)-1].hi.Add(1), pace)
 		assert.LessOrEqual(t, most, ownPace(rule, pace), "a window of one pace at %v", at.Sub(begin))
 	})
 }
