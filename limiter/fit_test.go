@@ -2,7 +2,8 @@ package limiter_test
 
 import (
 	"fmt"
-	"strings"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -22,9 +23,9 @@ func TestRestoredTimesFitTheRule(t *testing.T) {
 		"ahead.com":{"last":%d,"sent":%d,"bucket":{"tokens":0,"at":%d},"starts":[%d],"quiet_at":%d},
 		"paused.com":{"paused_until":%d,"pause_reason":"retry-after","quiet_at":%d}}}`,
 		ahead, ahead, ahead, ahead, ahead, now.Add(150*365*24*time.Hour).UnixNano(), ahead)
-	m := limiter.NewMemory()
-	_, err := m.ReadFrom(strings.NewReader(state))
-	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "state.json")
+	require.NoError(t, os.WriteFile(path, []byte(state), 0o600))
+	m := persisted(t, path) // imports the JSON
 
 	rule := limiter.Rule{Rate: 1, Burst: 1, MaxPause: 2 * time.Second}
 	res := m.ReserveAt(limiter.Request{Key: "ahead.com", Rule: &rule}, now)

@@ -142,6 +142,7 @@ type Reservation struct {
 
 	// What Memory needs to find the turn again.
 	state *keyState
+	key   string // the state's key, for Persist's commits
 	rule  *Rule
 	id    uint64
 	at    int64

@@ -30,15 +30,16 @@ type Memory struct {
 	epoch   time.Time
 	seed    maphash.Seed
 	shards  [shards]shard
-	persist *persister // set by Persist
+	persist *store // set by Persist
 }
 
 // shard holds the keys whose hash falls in it, under its lock, so that
 // calls for keys of different shards do not wait for each other.
 type shard struct {
-	mu   sync.Mutex
-	keys lru.List[string, keyState]
-	m    *Memory
+	mu      sync.Mutex
+	keys    lru.List[string, keyState]
+	m       *Memory
+	changed map[string]struct{} // the keys changed since Persist's last commit
 }
 
 // Past keep keys in a shard, each new key looks at the look least
@@ -89,7 +90,7 @@ func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter t
 	rule := r.rule()
 	s := sh.stateLocked(r.Key, now)
 	s.reserve(now, rule, jitter, r.MaxWait, res)
-	res.Turn, res.state = (*memoryTurn)(sh), s
+	res.Turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
 	res.Start = sh.m.epoch.Add(time.Duration(res.at))
 }
 
@@ -159,6 +160,7 @@ func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 	defer t.mu.Unlock()
 	if !res.state.dropped {
 		res.state.cancel(res.id, res.at, res.rule)
+		(*shard)(t).changedLocked(res.key)
 	}
 	return nil
 }
@@ -177,6 +179,7 @@ func (sh *shard) confirmLocked(res *Reservation, now int64, jitter time.Duration
 		return 0 // nothing left to keep it apart from
 	}
 	wait := res.state.confirm(now, res, jitter)
+	sh.changedLocked(res.key)
 	res.Wait += wait
 	res.Start = sh.m.epoch.Add(time.Duration(now + int64(wait)))
 	return wait
@@ -191,14 +194,19 @@ func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 // least recently used keys that are quiet at now.
 func (sh *shard) stateLocked(key string, now int64) *keyState {
 	if e := sh.keys.Get(key); e != nil {
+		sh.changedLocked(e.Key)
 		return &e.Value
 	}
 	sh.keys.Trim(keep-1, look, func(e *lru.Entry[string, keyState]) bool {
 		e.Value.dropped = e.Value.quietAt <= now
+		if e.Value.dropped {
+			sh.changedLocked(e.Key)
+		}
 		return e.Value.dropped
 	})
 	e := sh.keys.Add(strings.Clone(key))
 	e.Value = *newKeyState()
+	sh.changedLocked(e.Key)
 	return &e.Value
 }
 

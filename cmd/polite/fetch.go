@@ -101,7 +101,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
-	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (written every 5s and at the end; remove it to start afresh)")
+	fs.StringVar(&f.state, "state", "", "keep each domain's pace, pauses and quotas in `file` across runs (committed about every second and at the end; one process at a time; move it away to start afresh)")
 	fs.StringVar(&f.robots, "robots", "", "obey robots.txt as the crawler named `agent`, one word such as mybot (its Crawl-delay too), and name it in the default User-Agent")
 	fs.StringVar(&f.userAgentFlag, "user-agent", "", "send `string` as the User-Agent of every request and robots.txt fetch, such as \"mybot/1.0 (+https://example.com/bot)\" (default: the -robots agent, else polite-fetch, followed by the -contact URL if given)")
 	fs.StringVar(&f.contact, "contact", "", "`URL` where site operators can reach you about the crawl (https://… or mailto:…), named in the default User-Agent")
@@ -282,7 +282,7 @@ func planFetch(args []string, e env, load func(path string) (*config.File, error
 	return p, exitOK
 }
 
-func runFetch(ctx context.Context, args []string, e env) int {
+func runFetch(ctx context.Context, args []string, e env) (code int) {
 	p, code := planFetch(args, e, config.Load)
 	if p == nil {
 		return code

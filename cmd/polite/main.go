@@ -10,9 +10,9 @@
 // Run "polite COMMAND -h" for a command's flags, and "polite -version" for
 // its version. polite fetch exits 0 when every URL got a final answer
 // (whatever its status), 1 when some did not or the state could not be
-// written, 2 for bad usage or a bad configuration, and 128 plus the
-// signal's number when stopped by SIGINT (130), SIGTERM (143) or SIGHUP
-// (129).
+// written, 2 for bad usage, a bad configuration or a -state file another
+// process is using, and 128 plus the signal's number when stopped by SIGINT
+// (130), SIGTERM (143) or SIGHUP (129).
 package main
 
 import (
@@ -27,7 +27,7 @@ import (
 const (
 	exitOK     = 0 // every URL got a response
 	exitFailed = 1 // some URL got no response
-	exitUsage  = 2 // bad usage or configuration
+	exitUsage  = 2 // bad usage or configuration, or a -state in use
 	// A run stopped by a signal exits with 128 plus its number: see exitSignal.
 )
 

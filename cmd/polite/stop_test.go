@@ -75,16 +75,17 @@ func TestFetchStopLetsARequestInFlightEnd(t *testing.T) {
 }
 
 // TestFetchStateNotWrittenIsAnError runs polite fetch -state where the
-// state cannot be written (a file size limit of one block, as a full disk
-// would do): the run says so and does not exit 0.
+// state cannot be written (a file size limit of 64 blocks, room for a new
+// state but not for 800 domains, as a full disk would do): the run says so
+// and does not exit 0.
 func TestFetchStateNotWrittenIsAnError(t *testing.T) {
 	port := serveLoopback(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	state := filepath.Join(t.TempDir(), "state")
 	var urls []string
-	for i := range 40 { // 40 domains, each with a turn 100 s ahead: more than a block of state
-		urls = append(urls, fmt.Sprintf("http://127.0.0.%d:%d/", i+1, port))
+	for i := range 800 { // 800 domains, each with a turn 100 s ahead: more than 64 blocks of state
+		urls = append(urls, fmt.Sprintf("http://127.0.%d.%d:%d/", 1+i/200, 1+i%200, port))
 	}
-	script := fmt.Sprintf("ulimit -f 1 && exec %s fetch -state %s -rate 0.01 %s",
+	script := fmt.Sprintf("ulimit -f 64 && exec %s fetch -state %s -rate 0.01 -concurrency 16 %s",
 		quote(binary), quote(state), strings.Join(urls, " "))
 	cmd := exec.Command("sh", "-c", script)
 	var stderr bytes.Buffer
@@ -93,7 +94,7 @@ func TestFetchStateNotWrittenIsAnError(t *testing.T) {
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "exit 0 although the state could not be written; stderr: %s", stderr.String())
 	assert.Equal(t, exitFailed, exit.ExitCode(), "stderr: %s", stderr.String())
-	assert.Contains(t, stderr.String(), "40 fetched, 0 failed", "every URL was fetched: the state alone failed")
+	assert.Contains(t, stderr.String(), "800 fetched, 0 failed", "every URL was fetched: the state alone failed")
 	assert.Contains(t, stderr.String(), "-state: the state could not be written")
 	assert.Contains(t, stderr.String(), "file too large")
 }
