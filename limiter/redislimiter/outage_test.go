@@ -26,8 +26,8 @@ type span struct {
 
 // goes takes a turn of req in l as limiter.Wait does: reserve, sleep,
 // confirm, and sleep again while Confirm moves the turn, with sleep for
-// each sleep. It returns the span of the start it let go and whether a
-// Confirm moved the turn.
+// each sleep. It returns the span of the start it let go, named by
+// whether the fallback made it and a Confirm moved it.
 //
 // A Limiter plans a turn on its own clock (Redis's, or this process's in
 // the fallback) while the call that returns the wait for it runs, the
@@ -43,21 +43,21 @@ type span struct {
 // plan may lie closer. Nor is the call that let it go: a wake-up's
 // lateness, which the scheduler adds, would move it into a window that
 // its plan lies before.
-func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep func(time.Duration)) (at span, moved bool, err error) {
+func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep func(time.Duration)) (span, error) {
 	began := time.Now()
 	res, err := l.Reserve(ctx, req)
 	if err != nil {
-		return span{}, false, err
+		return span{}, err
 	}
 	if !res.OK {
-		return span{}, false, fmt.Errorf("no turn within %v", res.Wait)
+		return span{}, fmt.Errorf("no turn within %v", res.Wait)
 	}
-	at = span{lo: began.Add(res.Wait), hi: time.Now()}
+	at, moved := span{lo: began.Add(res.Wait), hi: time.Now()}, false
 	for wait := res.Wait; wait > 0; {
 		sleep(wait)
 		began = time.Now()
 		if wait, err = res.Confirm(ctx); err != nil {
-			return span{}, false, err
+			return span{}, err
 		}
 		if wait > 0 {
 			at.lo, moved = began.Add(wait), true
@@ -68,7 +68,7 @@ func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep fun
 	if moved {
 		at.who += ", moved"
 	}
-	return at, moved, nil
+	return at, nil
 }
 
 // starts collects the starts that callers of several Limiters make, as
@@ -147,7 +147,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 		inFlight = 4
 		window   = 2 * time.Second
 	)
-	var all, sent starts // the starts as decided, and when each request goes
+	var all, sent starts // the starts as planned and decided, and when each request goes
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -164,7 +164,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 						return
 					default:
 					}
-					at, _, err := goes(ctx, l, req, time.Sleep)
+					at, err := goes(ctx, l, req, time.Sleep)
 					if !assert.NoError(t, err) {
 						return
 					}
@@ -246,7 +246,7 @@ func TestGoesSpansPlanAndStart(t *testing.T) {
 					}
 					time.Sleep(d)
 				}
-				at, _, err := goes(context.Background(), m, req, sleep)
+				at, err := goes(context.Background(), m, req, sleep)
 				assert.NoError(t, err)
 				all.add(at)
 			})
