@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -17,19 +18,63 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// span is when a start lies, on this machine's clock: a Limiter decides
-// a start on its own clock (Redis's, or this process's in the fallback)
-// while the call that returns it runs, so the start lies between the
-// call's beginning and its return, plus the wait it returned.
+// span is when a start lies, on this machine's clock (see goes).
 type span struct {
 	lo, hi time.Time
 	who    string // which worker, and whether through Redis or its fallback
 }
 
-// starts collects the starts that callers of several Limiters plan, when
-// each caller's timer fires and its request goes. That is what the server
-// sees, less each wake-up's lateness, which the scheduler adds and the
-// Limiter cannot know.
+// goes takes a turn of req in l as limiter.Wait does: reserve, sleep,
+// confirm, and sleep again while Confirm moves the turn, with sleep for
+// each sleep. It returns the span of the start it let go, named by
+// whether the fallback made it and a Confirm moved it.
+//
+// A Limiter plans a turn on its own clock (Redis's, or this process's in
+// the fallback) while the call that returns the wait for it runs, the
+// Reserve or a Confirm that moves it: at that call's time plus the wait.
+// It decides the start while the call that lets it go runs, the Reserve
+// that returns no wait or the Confirm that returns no more (limiter.Wait:
+// the turn is the time it returns). So the start lies between the
+// beginning of the call that planned it, plus the wait, and the return of
+// the call that let it go. Its plan alone is not enough: a caller that
+// wakes late confirms a turn that the Limiter would have moved, had it
+// woken in time, after a start before it that went late too; the Limiter
+// lets it go at once, a whole pace after the start before it, while its
+// plan may lie closer. Nor is the call that let it go: a wake-up's
+// lateness, which the scheduler adds, would move it into a window that
+// its plan lies before.
+func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep func(time.Duration)) (span, error) {
+	began := time.Now()
+	res, err := l.Reserve(ctx, req)
+	if err != nil {
+		return span{}, err
+	}
+	if !res.OK {
+		return span{}, fmt.Errorf("no turn within %v", res.Wait)
+	}
+	at, moved := span{lo: began.Add(res.Wait), hi: time.Now()}, false
+	for wait := res.Wait; wait > 0; {
+		sleep(wait)
+		began = time.Now()
+		if wait, err = res.Confirm(ctx); err != nil {
+			return span{}, err
+		}
+		if wait > 0 {
+			at.lo, moved = began.Add(wait), true
+		}
+		at.hi = time.Now()
+	}
+	at.who = fmt.Sprintf("degraded %v", res.Degraded)
+	if moved {
+		at.who += ", moved"
+	}
+	return at, nil
+}
+
+// starts collects the starts that callers of several Limiters make, as
+// the Limiters plan and decide them, and when each request goes. The
+// latter is what the server sees; the former is that, less the lateness
+// that the scheduler adds and the Limiter cannot know.
 type starts struct {
 	mu sync.Mutex
 	at []span
@@ -51,7 +96,7 @@ func (s *starts) sorted() []span {
 }
 
 // within counts the starts surely in [from, from+w): those whose whole
-// span lies in it. So a start planned on Redis's clock and measured on
+// span lies in it. So a start decided on Redis's clock and measured on
 // this one never makes a window look busier than it was.
 func within(sorted []span, from time.Time, w time.Duration) int {
 	n := 0
@@ -102,7 +147,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 		inFlight = 4
 		window   = 2 * time.Second
 	)
-	var all, sent starts // planned starts, and when each request would go
+	var all, sent starts // the starts as planned and decided, and when each request goes
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -119,29 +164,14 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 						return
 					default:
 					}
-					// limiter.Wait, with the turn it plans kept: reserve,
-					// sleep, confirm, and sleep again while Confirm moves
-					// the turn.
-					began := time.Now()
-					res, err := l.Reserve(ctx, req)
-					if !assert.NoError(t, err) || !assert.True(t, res.OK) {
+					at, err := goes(ctx, l, req, time.Sleep)
+					if !assert.NoError(t, err) {
 						return
 					}
-					returned, wait := time.Now(), res.Wait
-					planned := span{began.Add(wait), returned.Add(wait), fmt.Sprintf("worker %d, degraded %v", w, res.Degraded)}
-					for wait > 0 {
-						time.Sleep(wait)
-						began = time.Now()
-						if wait, err = res.Confirm(ctx); !assert.NoError(t, err) {
-							return
-						}
-						if wait > 0 {
-							planned = span{began.Add(wait), time.Now().Add(wait), fmt.Sprintf("worker %d, degraded %v, moved", w, res.Degraded)}
-						}
-					}
-					all.add(planned)
+					at.who = fmt.Sprintf("worker %d, %s", w, at.who)
+					all.add(at)
 					now := time.Now()
-					sent.add(span{now, now, planned.who})
+					sent.add(span{now, now, at.who})
 				}
 			})
 		}
@@ -185,6 +215,54 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	if !assert.LessOrEqual(t, back, allowed+1, "every %v window from the restart on", window) {
 		logWindow(t, sorted, backAt, window, killed)
 	}
+}
+
+// TestGoesSpansPlanAndStart: goes, on a limiter.Memory at 5/s under
+// synctest's clock, with wake-ups late as a loaded machine's. Four
+// requests reserve at once: turns at 0, 200, 400 and 600 ms. The second
+// wakes 30 ms late and goes at 230; the third, on time, is moved to 430,
+// and wakes for that 10 ms late, going at 440; the fourth wakes 50 ms
+// late, at 650, and goes at once, 210 ms after the third. Counted at its
+// plan alone, as goes did before, it lay 170 ms after the third's plan of
+// 430: two starts in a window of one pace, as the outage test counted 22
+// starts in 2 s where the workers' paces allow 20, and they started 20.
+func TestGoesSpansPlanAndStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rule := &limiter.Rule{Rate: 5, Burst: 1}
+		req := limiter.Request{Key: "late.example", Rule: rule}
+		m := limiter.NewMemory()
+		begin := time.Now()
+		ms := time.Millisecond
+		late := [][]time.Duration{nil, {30 * ms}, {0, 10 * ms}, {50 * ms}}
+		var all starts
+		var wg sync.WaitGroup
+		for i, late := range late {
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * ms) // reserve in this order
+				sleep := func(d time.Duration) {
+					if len(late) > 0 {
+						d += late[0]
+						late = late[1:]
+					}
+					time.Sleep(d)
+				}
+				at, err := goes(context.Background(), m, req, sleep)
+				assert.NoError(t, err)
+				all.add(at)
+			})
+		}
+		wg.Wait()
+		sorted := all.sorted()
+		var planned, went []time.Duration
+		for _, s := range sorted {
+			planned, went = append(planned, s.lo.Sub(begin).Round(ms)), append(went, s.hi.Sub(begin).Round(ms))
+		}
+		assert.Equal(t, []time.Duration{0, 200 * ms, 430 * ms, 600 * ms}, planned)
+		assert.Equal(t, []time.Duration{0, 230 * ms, 440 * ms, 650 * ms}, went)
+		pace := 200 * ms
+		most, at := busiest(sorted, begin, sorted[len(sorted)-1].hi.Add(1), pace)
+		assert.LessOrEqual(t, most, ownPace(rule, pace), "a window of one pace at %v", at.Sub(begin))
+	})
 }
 
 // logWindow logs the starts surely in [at, at+w), from the kill.
