@@ -112,10 +112,29 @@ func normalizeHost(hostport string) (string, error) {
 			return ip.String(), nil // the zone names an interface, not a site
 		}
 	}
-	if host[0] == '.' || host[len(host)-1] == '.' || strings.Contains(host, "..") || strings.ContainsAny(host, ":[]") {
+	if !isHostName(host) {
 		return "", fmt.Errorf("polite: host %q: not a host name", hostport)
 	}
 	return strings.ToLower(host), nil
+}
+
+// isHostName reports whether host, which is not empty, has no empty label
+// and no colon or bracket.
+func isHostName(host string) bool {
+	if host[0] == '.' || host[len(host)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		switch host[i] {
+		case ':', '[', ']':
+			return false
+		case '.':
+			if host[i-1] == '.' { // i > 0: host[0] is no dot
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // parseIP is net.ParseIP, which it calls only for a string made of the
