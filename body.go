@@ -41,8 +41,13 @@ func (b *trackedBody) end() {
 
 // flight is what a request sent holds until its flight ends.
 type flight struct {
-	d      *domain
-	p      *pace // d's pace the request took its place under
+	d     *domain
+	p     *pace         // d's pace the request took its place under
+	extra *flightExtras // nil if the request holds nothing more
+}
+
+// flightExtras is what some requests hold besides their domain's place.
+type flightExtras struct {
 	held   claims
 	tk     *ticket.Ticket     // nil if the request carries none
 	cancel context.CancelFunc // ends WithTimeout's context; nil without it
@@ -52,10 +57,12 @@ type flight struct {
 // ticket and its WithTimeout context.
 func (fl *flight) end() {
 	fl.d.finish(fl.p)
-	fl.held.end()
-	fl.tk.Done() // once only: a Ticket calls its function the first time
-	if fl.cancel != nil {
-		fl.cancel()
+	if x := fl.extra; x != nil {
+		x.held.end()
+		x.tk.Done() // once only: a Ticket calls its function the first time
+		if x.cancel != nil {
+			x.cancel()
+		}
 	}
 }
 

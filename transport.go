@@ -204,10 +204,13 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		}
 	}
 	d.stats.InFlight(1)
-	fl := flight{d: d, p: p, held: held, tk: tk}
+	fl := flight{d: d, p: p}
+	if len(held) > 0 || tk != nil || t.timeout > 0 {
+		fl.extra = &flightExtras{held: held, tk: tk}
+	}
 	if t.timeout > 0 {
 		var sendCtx context.Context
-		sendCtx, fl.cancel = context.WithTimeout(ctx, t.timeout)
+		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)
 		req = req.WithContext(sendCtx)
 	}
 	resp, err := t.send(base, req, &fl)
