@@ -112,29 +112,34 @@ func normalizeHost(hostport string) (string, error) {
 			return ip.String(), nil // the zone names an interface, not a site
 		}
 	}
-	if !isHostName(host) {
+	name, ok := hostName(host)
+	if !ok {
 		return "", fmt.Errorf("polite: host %q: not a host name", hostport)
 	}
-	return strings.ToLower(host), nil
+	return name, nil
 }
 
-// isHostName reports whether host, which is not empty, has no empty label
-// and no colon or bracket.
-func isHostName(host string) bool {
+// hostName returns host, an ASCII string that is not empty, in lower case,
+// and whether it is a host name: no empty label, no colon or bracket.
+func hostName(host string) (string, bool) {
 	if host[0] == '.' || host[len(host)-1] == '.' {
-		return false
+		return "", false
 	}
+	upper := false
 	for i := 0; i < len(host); i++ {
-		switch host[i] {
-		case ':', '[', ']':
-			return false
-		case '.':
-			if host[i-1] == '.' { // i > 0: host[0] is no dot
-				return false
-			}
+		switch c := host[i]; {
+		case c == ':' || c == '[' || c == ']':
+			return "", false
+		case c == '.' && host[i-1] == '.': // i > 0: host[0] is no dot
+			return "", false
+		case 'A' <= c && c <= 'Z':
+			upper = true
 		}
 	}
-	return true
+	if upper {
+		host = strings.ToLower(host)
+	}
+	return host, true
 }
 
 // parseIP is net.ParseIP, which it calls only for a string made of the
