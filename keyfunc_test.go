@@ -106,6 +106,9 @@ func TestKeyFuncsRejectMalformedHosts(t *testing.T) {
 		"example.com..",
 		"a:b:c",
 		"[a:b]",
+		"[example.com",
+		"exam]ple.com",
+		"EXAMPLE..COM",
 	} {
 		t.Run(host, func(t *testing.T) {
 			for _, f := range []polite.KeyFunc{polite.DomainKey, polite.HostKey} {
