@@ -79,10 +79,12 @@ func TestCommitWritesOnlyWhatChanged(t *testing.T) {
 func TestRequestsDoNotWaitForTheDisk(t *testing.T) {
 	m := persistedMemory(t)
 	r := Request{Key: "a.com", Rule: &Rule{Rate: 1000, Burst: 1}}
-	m.Reserve(context.Background(), r)
 
 	blocker, err := m.persist.db.Begin(true) // the disk stands still
 	require.NoError(t, err)
+	// Changed only now, so that no commit, the background one either,
+	// writes it before the disk stands still.
+	m.Reserve(context.Background(), r)
 	committed := make(chan error)
 	go func() { committed <- m.Commit() }()
 	require.Eventually(t, func() bool { return pending(m) == 0 }, 10*time.Second, time.Millisecond, "the commit took its batch")
