@@ -378,20 +378,23 @@ func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) ti
 
 // fitsQuotas reports whether the starts, with the one planned at at
 // moved to now, fit every quota of rule: no window holds more starts than
-// its quota allows.
+// its quota allows. It moves the start in place and back, so that a late
+// confirm, the common one, copies no starts.
 func (s *keyState) fitsQuotas(at, now int64, rule *Rule) bool {
 	if len(rule.Quotas) == 0 {
 		return true
 	}
-	moved := slices.Clone(s.starts)
-	if i := slices.Index(moved, at); i >= 0 {
-		moved = slices.Delete(moved, i, i+1)
-	}
-	i, _ := slices.BinarySearch(moved, now)
-	moved = slices.Insert(moved, i, now)
+	held := slices.Contains(s.starts, at)
+	s.moveStart(at, now)
+	defer func() {
+		s.removeStart(now)
+		if held {
+			s.addStart(at)
+		}
+	}()
 	for _, q := range rule.Quotas {
-		for j := range moved {
-			if k := j + q.Requests; k < len(moved) && after(moved[j], q.Window) > moved[k] {
+		for j := range s.starts {
+			if k := j + q.Requests; k < len(s.starts) && after(s.starts[j], q.Window) > s.starts[k] {
 				return false
 			}
 		}
