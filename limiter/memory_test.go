@@ -668,7 +668,7 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 	assert.Equal(t, time.Duration(0), res.Wait)
 	res, err = l.Reserve(ctx, r)
 	require.NoError(t, err)
-	assert.Greater(t, res.Wait, ms(900))
+	assert.Greater(t, res.Wait, ms(500), "on the real clock: generous for a loaded machine")
 	assert.LessOrEqual(t, res.Wait, time.Second)
 	require.NoError(t, res.Cancel(ctx))
 	added, err := l.Observe(ctx, r, limiter.Observation{Status: 429, RetryAfter: time.Hour, Sent: time.Now()})
