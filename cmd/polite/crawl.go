@@ -145,8 +145,8 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 		endWorkers() // what is left in q was settled: not to be waited for
 	}
 	for r := range results {
-		c.recent.done(r.key)
 		if c.next(ctx, q, r, &s) {
+			c.recent.done(r.key)
 			left--
 		}
 		left -= c.checkWait(r.key, targets, &s)
@@ -231,6 +231,7 @@ func (c *crawl) checkWait(key string, targets []target, s *summary) int {
 	for _, a := range c.takeQueued(key) {
 		n++
 		s.failed++
+		c.recent.done(key)
 		c.display.done(result{target: targets[a.i], index: a.i, attempt: a.n, err: notFetched(key, at, c.maxWait), at: time.Since(c.start)})
 	}
 	return n
