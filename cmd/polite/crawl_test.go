@@ -70,12 +70,21 @@ func TestFetchHangingDomainDoesNotStarveOthers(t *testing.T) {
 // listed one by one.
 func TestFetchInterruptedSaysWhatIsLeft(t *testing.T) {
 	s := newSite(t, nil)
-	args := []string{"fetch", "-rate", "2", "-burst", "1"}
+	args := []string{"fetch", "-rate", "0.5", "-burst", "1"}
 	for i := range 6 {
 		args = append(args, fmt.Sprintf("%s/%d", s.URL, i))
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	// The end comes once the first request arrived, 2 s before the second
+	// may go: a fixed deadline could come before the first on a loaded
+	// machine.
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	go func() {
+		for len(s.requests()) == 0 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr})
 	assert.Equal(t, exitFailed, code, "stderr: %s", stderr.String())
