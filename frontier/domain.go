@@ -43,12 +43,17 @@ type domain struct {
 	unpaced   bool
 
 	maxConcurrent int // 0: no cap
+}
 
-	limit config.Limit // what the estimate follows
+// sameEstimate reports whether newDomain makes the same estimate under
+// limits a and b: whether they agree on what it reads.
+func sameEstimate(a, b config.Limit) bool {
+	return a.RequestsPerSecond == b.RequestsPerSecond && a.Burst == b.Burst && a.MinDelay == b.MinDelay &&
+		a.Disabled == b.Disabled && a.MaxConcurrent == b.MaxConcurrent
 }
 
 func newDomain(key string, l config.Limit, now time.Time) *domain {
-	d := &domain{key: key, readyAt: now, minDelay: l.MinDelay, unpaced: l.Disabled, maxConcurrent: l.MaxConcurrent, limit: l}
+	d := &domain{key: key, readyAt: now, minDelay: l.MinDelay, unpaced: l.Disabled, maxConcurrent: l.MaxConcurrent}
 	if l.RequestsPerSecond > 0 {
 		d.interval = time.Duration(float64(time.Second) / l.RequestsPerSecond)
 		d.tolerance = time.Duration(max(l.Burst-1, 0)) * d.interval

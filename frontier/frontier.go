@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"reflect"
 	"sync"
 	"time"
 
@@ -75,22 +74,23 @@ import (
 type Frontier struct {
 	t *polite.Transport
 
-	mu       sync.Mutex
-	domains  map[string]*domain // with requests pending or in flight
-	ready    heap               // pending, under MaxConcurrent: by readyAt
-	over     heap               // pending, set aside at or over the share: by held
-	checking int                // domains out of both heaps while Next asks their wait
-	pending  int                // requests pushed and not handed out
-	held     int                // requests handed out whose flight has not ended
-	nexting  int                // Next calls under way
-	waiting  []*waiter          // Next calls blocked, in arrival order
-	timer    *waiter            // the waiter timing the soonest turn, if any
-	timerAt  time.Time          // when that turn comes
-	seq      uint64             // order of entry into ready, for ties
-	global   *domain            // the estimate of the global scope's turns; nil without one
-	handOuts uint64             // requests handed out so far
-	claiming int                // requests handed out that hold no turn yet
-	closed   bool
+	mu          sync.Mutex
+	domains     map[string]*domain // with requests pending or in flight
+	ready       heap               // pending, under MaxConcurrent: by readyAt
+	over        heap               // pending, set aside at or over the share: by held
+	checking    int                // domains out of both heaps while Next asks their wait
+	pending     int                // requests pushed and not handed out
+	held        int                // requests handed out whose flight has not ended
+	nexting     int                // Next calls under way
+	waiting     []*waiter          // Next calls blocked, in arrival order
+	timer       *waiter            // the waiter timing the soonest turn, if any
+	timerAt     time.Time          // when that turn comes
+	seq         uint64             // order of entry into ready, for ties
+	global      *domain            // the estimate of the global scope's turns; nil before the first Next
+	globalLimit config.Limit       // the limit global follows
+	handOuts    uint64             // requests handed out so far
+	claiming    int                // requests handed out that hold no turn yet
+	closed      bool
 }
 
 // New returns an empty Frontier that hands requests out for t.
@@ -214,8 +214,8 @@ func (f *Frontier) globalLocked(now time.Time) *domain {
 	if !ok {
 		l = config.Limit{Disabled: true}
 	}
-	if f.global == nil || !reflect.DeepEqual(f.global.limit, l) {
-		f.global = newDomain("", l, now)
+	if f.global == nil || !sameEstimate(f.globalLimit, l) {
+		f.global, f.globalLimit = newDomain("", l, now), l
 	}
 	return f.global
 }

@@ -51,11 +51,10 @@ type crawl struct {
 	figures figures
 	eta     etaCache
 
-	mu      sync.Mutex                   // guards what follows
-	live    map[*attempt]struct{}        // made and not yet ended
-	queued  map[string]map[*attempt]bool // in the frontier, or due to be pushed again, by key
-	settled []bool                       // by target: its outcome is known
-	timers  []*time.Timer                // pushes to come
+	mu     sync.Mutex                   // guards what follows
+	live   map[*attempt]struct{}        // made and not yet ended
+	queued map[string]map[*attempt]bool // in the frontier, or due to be pushed again, by key
+	timers []*time.Timer                // pushes to come
 }
 
 // grace is how long requests already sent may go on after the crawl is
@@ -90,7 +89,6 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 	c.start = time.Now()
 	c.live = make(map[*attempt]struct{})
 	c.queued = make(map[string]map[*attempt]bool)
-	c.settled = make([]bool, len(targets))
 	s := summary{total: len(targets)}
 
 	// workers ends the workers' Next calls: at the stop, or once every
@@ -112,7 +110,6 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 			t.err = c.pushAt(q, *t, &attempt{i: i, n: 1}, time.Time{})
 		}
 		if t.err != nil {
-			c.settle(i)
 			c.display.done(result{target: *t, index: i, attempt: 1, err: t.err, at: time.Since(c.start)})
 			s.failed++
 			continue
@@ -148,8 +145,8 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 		endWorkers() // what is left in q was settled: not to be waited for
 	}
 	for r := range results {
-		c.recent.done(r.key)
 		if c.next(ctx, q, r, &s) {
+			c.recent.done(r.key)
 			left--
 		}
 		left -= c.checkWait(r.key, targets, &s)
@@ -161,11 +158,7 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 	for _, t := range c.takeTimers() {
 		t.Stop()
 	}
-	for i := range targets {
-		if !c.settled[i] {
-			s.notStarted++
-		}
-	}
+	s.notStarted = s.total - s.fetched - s.failed // each settled target is one or the other
 	s.elapsed = time.Since(c.start)
 	c.display.finish()
 	return s
@@ -190,7 +183,6 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 			}
 		}
 	}
-	c.settle(r.index)
 	if answered(r) {
 		s.fetched++
 		if r.attempt > 1 {
@@ -239,6 +231,7 @@ func (c *crawl) checkWait(key string, targets []target, s *summary) int {
 	for _, a := range c.takeQueued(key) {
 		n++
 		s.failed++
+		c.recent.done(key)
 		c.display.done(result{target: targets[a.i], index: a.i, attempt: a.n, err: notFetched(key, at, c.maxWait), at: time.Since(c.start)})
 	}
 	return n
@@ -344,18 +337,11 @@ func (c *crawl) takeQueued(key string) []*attempt {
 	var out []*attempt
 	for a := range c.queued[key] {
 		out = append(out, a)
-		c.settled[a.i] = true
 		delete(c.live, a)
 		a.cancel()
 	}
 	delete(c.queued, key)
 	return out
-}
-
-func (c *crawl) settle(i int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.settled[i] = true
 }
 
 func (c *crawl) takeTimers() []*time.Timer {

@@ -14,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/config"
 )
 
 // TestFetchHangingDomainDoesNotStarveOthers is issue 13's case: beside a
@@ -67,12 +70,21 @@ func TestFetchHangingDomainDoesNotStarveOthers(t *testing.T) {
 // listed one by one.
 func TestFetchInterruptedSaysWhatIsLeft(t *testing.T) {
 	s := newSite(t, nil)
-	args := []string{"fetch", "-rate", "2", "-burst", "1"}
+	args := []string{"fetch", "-rate", "0.5", "-burst", "1"}
 	for i := range 6 {
 		args = append(args, fmt.Sprintf("%s/%d", s.URL, i))
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	// The end comes once the first request arrived, 2 s before the second
+	// may go: a fixed deadline could come before the first on a loaded
+	// machine.
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	go func() {
+		for len(s.requests()) == 0 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
 	var stdout, stderr bytes.Buffer
 	code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr})
 	assert.Equal(t, exitFailed, code, "stderr: %s", stderr.String())
@@ -99,4 +111,34 @@ func TestRecentKeys(t *testing.T) {
 	r.done("d5.test")
 	assert.False(t, slices.Contains(r.list(), "d5.test"), "a key with nothing left is not listed")
 	assert.NotContains(t, r.left, "d5.test", "nor kept")
+}
+
+// statusAtRetry is a display that notes the status line when an attempt
+// is to be made again.
+type statusAtRetry struct {
+	status func() string
+	lines  []string
+}
+
+func (d *statusAtRetry) start(_ int, status func() string) { d.status = status }
+func (d *statusAtRetry) retry(result, time.Time)           { d.lines = append(d.lines, d.status()) }
+func (d *statusAtRetry) done(result)                       {}
+func (d *statusAtRetry) finish()                           {}
+
+// TestWaitingListsADomainWhoseURLWaitsToComeBack checks that a domain
+// whose only URL was asked to come back (a 503 with Retry-After: 1) is
+// still among those the status line says a request waits for: its target
+// is not done with its first attempt.
+func TestWaitingListsADomainWhoseURLWaitsToComeBack(t *testing.T) {
+	s := startSite(t, &site{statuses: map[string]int{"/a": http.StatusServiceUnavailable}, retryAfter: "1"})
+	tr, err := polite.NewTransport(http.DefaultTransport, polite.WithDefault(config.Limit{RequestsPerSecond: 100, Burst: 1}))
+	require.NoError(t, err)
+	t.Cleanup(func() { tr.Close() })
+	tg := parseTarget(s.URL+"/a", polite.DomainKey)
+	require.NoError(t, tg.err)
+	d := &statusAtRetry{}
+	c := &crawl{client: &http.Client{Transport: tr}, transport: tr, concurrency: 1, display: d, retries: 1}
+	c.run(t.Context(), []target{tg})
+	require.Len(t, d.lines, 1, "one retry")
+	assert.Contains(t, d.lines[0], tg.key, "the domain waits for its pause")
 }
