@@ -31,7 +31,7 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 		return
 	}
 	d.listening.Store(backsOff)
-	t.tell(ctx, d, observation(resp, sent, time.Now()))
+	t.tell(ctx, d, p, observation(resp, sent, time.Now()))
 }
 
 // learnFailure tells the limiter that a request to d, sent at sent, got
@@ -45,12 +45,13 @@ func (t *Transport) learnFailure(ctx context.Context, d *domain, err error, sent
 	}
 	d.listening.Store(true)
 	now := time.Now()
-	t.tell(ctx, d, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
+	t.tell(ctx, d, p, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 
-// tell gives o to the limiter and counts the pause it adds.
-func (t *Transport) tell(ctx context.Context, d *domain, o limiter.Observation) {
-	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(d.pace.Load()), o)
+// tell gives o, under d's pace p, to the limiter and counts the pause it
+// adds.
+func (t *Transport) tell(ctx context.Context, d *domain, p *pace, o limiter.Observation) {
+	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(p), o)
 	if err != nil {
 		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", o.Status, "err", err)
 		return

@@ -84,6 +84,25 @@ func newPace(l *config.Limit, maxPause time.Duration, set *limitSet, slotted boo
 	return p
 }
 
+// takeSlot takes a place under p's MaxConcurrent, waiting for one until
+// ctx ends; it then returns a *placesTaken.
+func (p *pace) takeSlot(ctx context.Context) error {
+	if p.slots == nil {
+		return nil
+	}
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &placesTaken{max: cap(p.slots), inFlight: len(p.slots), cause: context.Cause(ctx)}
+	}
+}
+
 // giveSlot gives back a place under p's MaxConcurrent.
 func (p *pace) giveSlot() {
 	if p.slots != nil {
@@ -199,17 +218,10 @@ type claims []hold
 // ctx ends first, it gives back those it took.
 func (c claims) takeSlots(ctx context.Context) error {
 	for i, h := range c {
-		if h.p.slots == nil {
-			continue
+		if err := h.p.takeSlot(ctx); err != nil {
+			c[:i].giveSlots()
+			return fmt.Errorf("%s scope: %w", h.s.name, err)
 		}
-		select {
-		case h.p.slots <- struct{}{}:
-			continue
-		case <-ctx.Done():
-		}
-		c[:i].giveSlots()
-		full := &placesTaken{max: cap(h.p.slots), inFlight: len(h.p.slots), cause: context.Cause(ctx)}
-		return fmt.Errorf("%s scope: %w", h.s.name, full)
 	}
 	return nil
 }
@@ -217,9 +229,7 @@ func (c claims) takeSlots(ctx context.Context) error {
 // giveSlots gives back the places takeSlots took.
 func (c claims) giveSlots() {
 	for _, h := range c {
-		if h.p.slots != nil {
-			<-h.p.slots
-		}
+		h.p.giveSlot()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // hostServer is a test server that answers for any host name and notes
@@ -277,4 +279,44 @@ func TestGlobalLimitMaxConcurrentAlone(t *testing.T) {
 	fetchAll(t, &http.Client{Transport: tr}, urls)
 	assert.EqualValues(t, 2, most.Load(), "at most 2 in flight, across domains")
 	assert.Less(t, time.Since(start), 2*time.Second, "no pace but the cap")
+}
+
+// TestScopesWaitRefusesATurnMovedPastMaxWait checks that a request waiting
+// in its domain and the global scope, whose turn a Retry-After moves past
+// WithMaxWait while it waits, is refused when the turn moves, as
+// limiter.Wait refuses one waiting in its domain alone: it does not wait
+// out the pause.
+func TestScopesWaitRefusesATurnMovedPastMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		base := baseFunc(func(req *http.Request) (*http.Response, error) {
+			if calls.Add(1) > 1 {
+				return answer(req, http.StatusOK), nil
+			}
+			time.Sleep(500 * time.Millisecond)
+			resp := answer(req, http.StatusTooManyRequests)
+			resp.Header.Set("Retry-After", "5")
+			return resp, nil
+		})
+		tr := newTransport(t, base, polite.WithDefault(everySecond),
+			polite.WithGlobalLimit(config.Limit{MaxConcurrent: 10}), polite.WithMaxWait(2*time.Second))
+		first := make(chan error, 1)
+		go func() {
+			resp, err := tr.RoundTrip(get(t, context.Background(), "http://moved.example/1"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			first <- err
+		}()
+		synctest.Wait()
+		start := time.Now()
+		resp, err := tr.RoundTrip(get(t, context.Background(), "http://moved.example/2"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		require.NoError(t, <-first)
+		assert.ErrorIs(t, err, limiter.ErrWaitTooLong, "the turn moved to 5.5s, past the 2s WithMaxWait")
+		assert.Equal(t, time.Second, time.Since(start), "refused when its turn came and moved, not after the pause")
+		assert.EqualValues(t, 1, calls.Load(), "only the first was sent")
+	})
 }

@@ -79,6 +79,10 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn, tk *ticket
 			}
 		}
 		last := latestTurn(turns)
+		if late := turns[last].due.Sub(start); maxWait > 0 && late > maxWait {
+			// Confirm moved a turn past maxWait: fail now, as limiter.Wait does.
+			return w, &turnError{wait: late, err: fmt.Errorf("limiter: %s: turn in %v: %w", turns[last].req.Key, time.Until(turns[last].due), cause)}
+		}
 		tk.Claimed()
 		if d := time.Until(turns[last].due); d > 0 {
 			if timer == nil {

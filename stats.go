@@ -52,9 +52,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 	wait := time.Duration(0)
 	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
 	if !d.unpaced(p) {
-		if st, err := t.limiter.State(context.Background(), d.request(p)); err == nil {
-			wait = st.Wait
-		}
+		wait = t.stateWait(d.key, &p.rule)
 	}
 	if !d.exempt {
 		wait = max(wait, t.scopesWait(req))

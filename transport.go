@@ -280,21 +280,10 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 
 // takeSlot takes a place under the MaxConcurrent of d's pace p.
 func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
-	if p.slots == nil {
-		return nil
+	if err := p.takeSlot(ctx); err != nil {
+		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		full := &placesTaken{max: cap(p.slots), inFlight: len(p.slots), cause: context.Cause(ctx)}
-		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: full}
-	}
+	return nil
 }
 
 // wait waits for the turn of a request to d in its domain and in the
