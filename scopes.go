@@ -274,6 +274,7 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 		return wait
 	}
 	rule := limiter.RuleOf(*ls.server)
+	rule.MaxPause = t.maxPause // as the server's pace has it: State fits the key to the rule
 	return max(wait, t.stateWait(serverPrefix+server, &rule))
 }
 
