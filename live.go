@@ -165,7 +165,7 @@ func (t *Transport) SetConfig(f *config.File) error {
 	for _, name := range slices.Sorted(maps.Keys(f.Domains)) {
 		entries = append(entries, domainEntry{name: name, limit: f.Domains[name]})
 	}
-	def := f.Default.Inherit(defaultLimit)
+	def := f.Default.Inherit(config.DefaultLimit())
 	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc)
 	if err != nil {
 		return err

@@ -59,12 +59,8 @@ const (
 	defaultMaxPause   = 10 * time.Minute
 )
 
-// defaultLimit paces every domain that has no limit of its own when no
-// WithDefault says otherwise: 1 request a second, burst 1.
-var defaultLimit = config.Limit{RequestsPerSecond: 1, Burst: 1}
-
 func defaultOptions() options {
-	return options{defaultLimit: defaultLimit}
+	return options{defaultLimit: config.DefaultLimit()}
 }
 
 // withDefaults fills in the defaults of what the options left zero.
@@ -87,7 +83,7 @@ func (o *options) withDefaults() {
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
-	o.defaultLimit = o.defaultLimit.Inherit(defaultLimit)
+	o.defaultLimit = o.defaultLimit.Inherit(config.DefaultLimit())
 }
 
 // check reports the first option that cannot be used, and puts the
@@ -109,9 +105,10 @@ func (o *options) check() error {
 	return o.robots.check(o.userAgent)
 }
 
-// WithDefault sets the limit of every domain that has none of its own: 1
-// request a second, burst 1, by default. What l leaves out it takes from
-// that built-in default, as config.Limit.Inherit says: WithDefault(config.Limit{})
+// WithDefault sets the limit of every domain that has none of its own:
+// [config.DefaultLimit], 1 request a second, burst 1, by default. What l
+// leaves out it takes from that built-in default, as config.Limit.Inherit
+// says: WithDefault(config.Limit{})
 // is the built-in default, and WithDefault(config.Limit{MaxConcurrent: 2})
 // adds a cap to it.
 func WithDefault(l config.Limit) Option {

@@ -25,7 +25,7 @@ import (
 // is validated: a value that cannot be read, or that makes the limit
 // invalid, is an error naming the variable and what it holds.
 //
-//	base := config.Limit{RequestsPerSecond: 1, Burst: 1}
+//	base := config.DefaultLimit()
 //	def, err := config.LimitFromEnv("APP", base) // APP_RATE_LIMIT=3 APP_RATE_BURST=5
 func LimitFromEnv(prefix string, base Limit) (Limit, error) {
 	return limitFromLookup(prefix, base, os.LookupEnv)

@@ -95,7 +95,7 @@ func TestLimitFromEnvKeepsQuotaErrors(t *testing.T) {
 func TestLimitFromEnv(t *testing.T) {
 	t.Setenv("POLITE_TEST_RATE_LIMIT", "3")
 	t.Setenv("POLITE_TEST_RATE_BURST", "5")
-	got, err := LimitFromEnv("POLITE_TEST", defaultLimit)
+	got, err := LimitFromEnv("POLITE_TEST", DefaultLimit())
 	require.NoError(t, err)
 	assert.Equal(t, Limit{RequestsPerSecond: 3, Burst: 5}, got)
 }
@@ -107,7 +107,7 @@ func FuzzLimitFromEnv(f *testing.F) {
 	f.Add("1e309", "99999999999999999999", "9999999h", "", "0")
 	f.Fuzz(func(t *testing.T, rate, burst, minDelay, jitter, maxConcurrent string) {
 		vars := env{"F_RATE_LIMIT": rate, "F_RATE_BURST": burst, "F_MIN_DELAY": minDelay, "F_JITTER": jitter, "F_MAX_CONCURRENT": maxConcurrent}
-		got, err := limitFromLookup("F", defaultLimit, vars.lookup)
+		got, err := limitFromLookup("F", DefaultLimit(), vars.lookup)
 		if err != nil {
 			field, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "config: "), ":")
 			name, _, _ := strings.Cut(strings.TrimSuffix(field, " (not set)"), "=")

@@ -29,8 +29,8 @@ import (
 //	}
 //
 // In JSON, a field that a limit leaves out is taken from default_config,
-// and a field that default_config leaves out from the built-in default (1
-// request a second, burst 1, no other rule); a requests_per_second of 0
+// and a field that default_config leaves out from the built-in
+// DefaultLimit (1 request a second, burst 1, no other rule); a requests_per_second of 0
 // given without a burst_capacity has no burst. Then Limit.Inherit applies,
 // so {"max_concurrent": 2}, {"quotas": [...]} and {"adaptive": true} are
 // each a whole limit at the default's pace. Parse returns every limit
@@ -40,8 +40,8 @@ import (
 type File struct {
 	// Version is the file format's version, "1.0".
 	Version string
-	// Default paces every domain not in Domains; 1 request a second, burst 1, when the
-	// file has no default_config. Its fields are the ones Domains' limits leave out.
+	// Default paces every domain not in Domains; DefaultLimit when the file
+	// has no default_config. Its fields are the ones Domains' limits leave out.
 	Default Limit
 	// Domains maps a domain, as the key function names it, to its limit.
 	// A name "*.example.com" is a pattern: it gives its limit to every key
@@ -135,9 +135,9 @@ func Parse(data []byte) (*File, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("config: unexpected data after the JSON object")
 	}
-	f := &File{Version: raw.Version, Default: defaultLimit}
+	f := &File{Version: raw.Version, Default: DefaultLimit()}
 	if raw.Default != nil {
-		if err := decodeLimit("default_config", *raw.Default, defaultLimit, &f.Default); err != nil {
+		if err := decodeLimit("default_config", *raw.Default, DefaultLimit(), &f.Default); err != nil {
 			return nil, err
 		}
 	}

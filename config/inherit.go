@@ -15,8 +15,7 @@ import (
 // pace, and Limit{} is the default itself.
 //
 // A Transport applies Inherit to every limit it is given: to WithDefault's
-// under the built-in 1 request a second, burst 1, and to each domain's
-// under the default.
+// under DefaultLimit, and to each domain's under the default.
 func (l Limit) Inherit(def Limit) Limit {
 	if l.RequestsPerSecond == 0 && l.MinDelay == 0 && !l.Disabled {
 		l.RequestsPerSecond, l.MinDelay = def.RequestsPerSecond, def.MinDelay

@@ -13,8 +13,9 @@ import (
 // those. A request goes when every rule of its domain allows it.
 //
 // A limit that sets neither RequestsPerSecond nor MinDelay, and is not
-// Disabled, paces at its default's rate, burst and min delay, which are 1
-// request a second, burst 1, unless a default says otherwise; a
+// Disabled, paces at its default's rate, burst and min delay, which are
+// DefaultLimit's (1 request a second, burst 1) unless a default says
+// otherwise; a
 // RequestsPerSecond without a Burst has burst 1 (see Limit.Inherit). So the
 // zero Limit is the default's pace, and Limit{MaxConcurrent: 2} adds a cap
 // to it.
@@ -180,7 +181,12 @@ const (
 	maxWindow = 366 * 24 * time.Hour // quota windows, a full bucket's refill
 )
 
-// defaultLimit is File.Default when the file gives none.
-var defaultLimit = Limit{RequestsPerSecond: 1, Burst: 1}
+// DefaultLimit returns the built-in default limit: 1 request a second,
+// burst 1, no other rule. It paces every domain that has no limit of its
+// own when neither a File's default_config nor polite.WithDefault says
+// otherwise, and it is File.Default when the file gives none.
+func DefaultLimit() Limit {
+	return Limit{RequestsPerSecond: 1, Burst: 1}
+}
 
 var errEmptyDomain = errors.New("domain name is empty")

@@ -12,12 +12,21 @@ import (
 	"github.com/polite-go/polite/config"
 )
 
+// TestDefaultLimit checks the built-in default's pace, and that a caller
+// who changes the limit it got does not change the next caller's.
+func TestDefaultLimit(t *testing.T) {
+	def := config.DefaultLimit()
+	assert.Equal(t, config.Limit{RequestsPerSecond: 1, Burst: 1}, def)
+	def.RequestsPerSecond, def.Quotas = 5, append(def.Quotas, config.Quota{Requests: 1, Window: time.Second})
+	assert.Equal(t, config.Limit{RequestsPerSecond: 1, Burst: 1}, config.DefaultLimit())
+}
+
 func TestLimitValidateAccepts(t *testing.T) {
 	tests := []struct {
 		name  string
 		limit config.Limit
 	}{
-		{"default", config.Limit{RequestsPerSecond: 1, Burst: 1}},
+		{"default", config.DefaultLimit()},
 		{"rate and burst", config.Limit{RequestsPerSecond: 2.5, Burst: 3}},
 		{"min_delay alone", config.Limit{MinDelay: time.Second}},
 		{"every rule", config.Limit{

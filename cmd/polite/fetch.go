@@ -218,7 +218,7 @@ func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]po
 		opts = append(opts, polite.WithRobots(f.robots), polite.WithMaxCrawlDelay(f.crawlDelay))
 	}
 	if f.config == "" {
-		return append(opts, polite.WithDefault(f.overDefault(config.Limit{RequestsPerSecond: 1, Burst: 1}))), nil
+		return append(opts, polite.WithDefault(f.overDefault(config.DefaultLimit()))), nil
 	}
 	file, err := f.loadConfig(load)
 	if err != nil {
