@@ -53,11 +53,8 @@ type domainEntry struct {
 	option int // which WithDomain or WithConfig gave it
 }
 
-// The defaults of the options.
-const (
-	defaultMaxDomains = 10000
-	defaultMaxPause   = 10 * time.Minute
-)
+// defaultMaxDomains is WithMaxDomains' default.
+const defaultMaxDomains = 10000
 
 func defaultOptions() options {
 	return options{defaultLimit: config.DefaultLimit()}
@@ -75,7 +72,7 @@ func (o *options) withDefaults() {
 		o.maxDomains = defaultMaxDomains
 	}
 	if o.maxPause == 0 {
-		o.maxPause = defaultMaxPause
+		o.maxPause = limiter.DefaultMaxPause
 	}
 	if o.robots.maxCrawlDelay == 0 {
 		o.robots.maxCrawlDelay = defaultMaxCrawlDelay
@@ -214,8 +211,8 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithMaxPause caps how long a server can pause a domain through
 // Retry-After, rate-limit headers, repeated 429s or the backoff while it
-// fails (config.Limit.ErrorStatuses), 10 minutes by default, so that no
-// server can stall a crawl for days.
+// fails (config.Limit.ErrorStatuses), [limiter.DefaultMaxPause] (10
+// minutes) by default, so that no server can stall a crawl for days.
 func WithMaxPause(d time.Duration) Option {
 	return func(o *options) { o.maxPause = d }
 }

@@ -67,7 +67,7 @@ type Rule struct {
 	// other rules set a slower pace; 0 means a minute.
 	AdaptiveMax time.Duration
 	// MaxPause caps how long a server can pause the key (Retry-After,
-	// RateLimit headers, backoff); 0 means 10 minutes.
+	// RateLimit headers, backoff); 0 means DefaultMaxPause.
 	MaxPause time.Duration
 	// ErrorStatuses are the response statuses that back the key off as a
 	// 429 without Retry-After does, 0 standing for a transport failure
@@ -75,6 +75,11 @@ type Rule struct {
 	// empty list none. See config.Limit.ErrorStatuses.
 	ErrorStatuses []int
 }
+
+// DefaultMaxPause is the longest pause a server can impose on a key whose
+// Rule sets no MaxPause, and the Transport's unless polite.WithMaxPause
+// says otherwise.
+const DefaultMaxPause = 10 * time.Minute
 
 // RuleOf returns the Rule that enforces l.
 func RuleOf(l config.Limit) Rule {

@@ -215,15 +215,11 @@ func policyOf(r *Rule) *feedback.Policy {
 		StartDelay: r.AdaptiveStart, MaxDelay: r.AdaptiveMax, ErrorStatuses: r.ErrorStatuses}
 }
 
-// defaultMaxPause is the longest pause a server can impose when the Rule
-// does not say.
-const defaultMaxPause = 10 * time.Minute
-
 func maxPause(r *Rule) time.Duration {
 	if r.MaxPause > 0 {
 		return r.MaxPause
 	}
-	return defaultMaxPause
+	return DefaultMaxPause
 }
 
 // pace is the gap a Rule sets between two requests: the larger of MinDelay

@@ -100,7 +100,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "save each body under `dir`, as DIR/HOST/NAME (never outside DIR, never overwriting)")
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one attempt at a URL, from when its turn comes to the end of its body (0: none)")
 	fs.DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "the longest a URL waits for its domain's next turn; a URL whose turn comes later is reported as not fetched (0: no limit)")
-	fs.DurationVar(&f.maxPause, "max-pause", 10*time.Minute, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
+	fs.DurationVar(&f.maxPause, "max-pause", limiter.DefaultMaxPause, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
 	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", 30*time.Second, "the longest Crawl-delay a robots.txt can impose (with -robots)")
 	fs.IntVar(&f.retries, "retries", 3, "`times` a URL is tried again when its answer asks to come back later (0: never)")
 	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")
