@@ -99,14 +99,18 @@ type Request struct {
 	MaxWait time.Duration
 }
 
-var noRule Rule
-
-func (r *Request) rule() *Rule {
+// EffectiveRule returns the Rule that paces r's key: r.Rule, or when it
+// is nil a zero Rule, which paces nothing but the pauses servers ask for.
+// A Limiter only reads it.
+func (r *Request) EffectiveRule() *Rule {
 	if r.Rule == nil {
 		return &noRule
 	}
 	return r.Rule
 }
+
+// noRule is the Rule of a Request without one.
+var noRule Rule
 
 // Reservation is a claimed turn, or the refusal of one. Its Limiter makes
 // it; the caller starts its request when Wait has passed, or gives the

@@ -68,7 +68,7 @@ func (m *Memory) shard(key string) *shard {
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
-	jitter := randJitter(r.rule())
+	jitter := randJitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -78,7 +78,7 @@ func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err err
 
 // ReserveAt is Reserve at time now.
 func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
-	jitter := randJitter(r.rule())
+	jitter := randJitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -87,7 +87,7 @@ func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 }
 
 func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration) {
-	rule := r.rule()
+	rule := r.EffectiveRule()
 	s := sh.stateLocked(r.Key, now)
 	s.reserve(now, rule, jitter, r.MaxWait, res)
 	res.Turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
@@ -118,7 +118,7 @@ func (m *Memory) ObserveAt(r Request, o Observation, now time.Time) time.Duratio
 }
 
 func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.Duration {
-	n, rule := sh.m.nanos(now), r.rule()
+	n, rule := sh.m.nanos(now), r.EffectiveRule()
 	s := sh.stateLocked(r.Key, n)
 	defer func() { s.quietAt = s.quiet(rule) }()
 	if o.Status == 0 && !o.Failed {
@@ -140,7 +140,7 @@ func (m *Memory) State(_ context.Context, r Request) (State, error) {
 
 // StateAt is State at time now.
 func (m *Memory) StateAt(r Request, now time.Time) State {
-	n, rule := m.nanos(now), r.rule()
+	n, rule := m.nanos(now), r.EffectiveRule()
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()

@@ -268,7 +268,7 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 // at the time of the call, after the attempt through Redis.
 func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) {
 	now := time.Now()
-	paced := *ruleOf(r)
+	paced := *r.EffectiveRule()
 	paced.MinDelay = l.local.StateAt(*r, now).MinDelay
 	l.handoff.seedFallback(l.local, r.Key, &paced, now)
 	*res = l.local.ReserveAt(*r, now)

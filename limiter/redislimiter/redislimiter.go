@@ -227,7 +227,7 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 // *turn. After the fallback paced r.Key, the start is no earlier than this
 // process's own pace allows; each start granted is counted into it.
 func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
-	rule := ruleOf(r)
+	rule := r.EffectiveRule()
 	local, err := l.local.State(ctx, *r)
 	if err != nil {
 		return err
@@ -344,7 +344,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 	switch l.mode {
 	case modeFailOpen:
 		st := limiter.State{}
-		for _, q := range ruleOf(&r).Quotas {
+		for _, q := range r.EffectiveRule().Quotas {
 			st.Quotas = append(st.Quotas, limiter.QuotaState{Limit: q.Requests, Window: q.Window, Remaining: q.Requests})
 		}
 		return st, nil
@@ -357,7 +357,7 @@ func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, 
 // sharedState is State through Redis, local the state of r.Key in this
 // process.
 func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *limiter.State) (limiter.State, error) {
-	rule := ruleOf(r)
+	rule := r.EffectiveRule()
 	paced := *rule
 	paced.MinDelay = local.MinDelay
 	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key), append(ruleArgs(paced, 1), "report"))
@@ -415,16 +415,6 @@ func (l *Limiter) Close() error {
 	h.mu.Unlock()
 	h.wg.Wait()
 	return nil
-}
-
-// noRule paces nothing: the rule of a Request without one.
-var noRule limiter.Rule
-
-func ruleOf(r *limiter.Request) *limiter.Rule {
-	if r.Rule == nil {
-		return &noRule
-	}
-	return r.Rule
 }
 
 // run runs script s, bounded by the Limiter's timeout whatever the
