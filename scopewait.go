@@ -2,9 +2,9 @@ package polite
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/polite-go/polite/internal/maxwait"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -48,12 +48,7 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn, tk *ticket
 		return w, err
 	}
 	start := time.Now()
-	cause, maxWait := limiter.ErrWaitTooLong, t.maxWait
-	if deadline, ok := ctx.Deadline(); ok {
-		if left := time.Until(deadline); maxWait == 0 || left < maxWait {
-			maxWait, cause = max(left, 1), context.DeadlineExceeded
-		}
-	}
+	maxWait, cause := maxwait.Bound(ctx, t.maxWait, limiter.ErrWaitTooLong)
 	defer func() {
 		if err != nil {
 			giveBackTurns(ctx, turns, -1)
@@ -81,7 +76,7 @@ func (t *Transport) waitTurns(ctx context.Context, turns []scopeTurn, tk *ticket
 		last := latestTurn(turns)
 		if late := turns[last].due.Sub(start); maxWait > 0 && late > maxWait {
 			// Confirm moved a turn past maxWait: fail now, as limiter.Wait does.
-			return w, &turnError{wait: late, err: fmt.Errorf("limiter: %s: turn in %v: %w", turns[last].req.Key, time.Until(turns[last].due), cause)}
+			return w, &turnError{wait: late, err: maxwait.Exceeded(turns[last].req.Key, time.Until(turns[last].due), cause)}
 		}
 		tk.Claimed()
 		if d := time.Until(turns[last].due); d > 0 {
@@ -137,7 +132,7 @@ func (t *Transport) claimTurn(ctx context.Context, tu *scopeTurn, now, start tim
 		return err
 	}
 	if !res.OK {
-		return &turnError{wait: now.Sub(start) + res.Wait, err: fmt.Errorf("limiter: %s: turn in %v: %w", r.Key, res.Wait, cause)}
+		return &turnError{wait: now.Sub(start) + res.Wait, err: maxwait.Exceeded(r.Key, res.Wait, cause)}
 	}
 	tu.res, tu.held, tu.due, tu.confirm = res, true, now.Add(res.Wait), res.Wait > 0
 	return nil

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/polite-go/polite/internal/maxwait"
 )
 
 // Wait reserves r's turn in l, sleeps until it comes and confirms it,
@@ -22,18 +24,13 @@ func Wait(ctx context.Context, l Limiter, r Request) (Reservation, error) {
 	if err := ctx.Err(); err != nil {
 		return Reservation{}, err
 	}
-	cause, maxWait := ErrWaitTooLong, r.MaxWait
-	if deadline, ok := ctx.Deadline(); ok {
-		if left := time.Until(deadline); maxWait == 0 || left < maxWait {
-			maxWait, cause = max(left, 1), context.DeadlineExceeded
-		}
-	}
+	maxWait, cause := maxwait.Bound(ctx, r.MaxWait, ErrWaitTooLong)
 	res, err := l.Reserve(ctx, Request{Key: r.Key, Rule: r.Rule, MaxWait: maxWait})
 	switch {
 	case err != nil:
 		return res, err
 	case !res.OK:
-		return res, fmt.Errorf("limiter: %s: turn in %v: %w", r.Key, res.Wait, cause)
+		return res, maxwait.Exceeded(r.Key, res.Wait, cause)
 	case res.Wait == 0:
 		return res, nil
 	}
@@ -50,7 +47,7 @@ func sleep(ctx context.Context, key string, res Reservation, maxWait time.Durati
 	for wait > 0 {
 		if maxWait > 0 && waited+wait > maxWait {
 			res.Wait = waited + wait
-			err := giveBack(ctx, &res, fmt.Errorf("limiter: %s: turn in %v: %w", key, res.Wait, cause))
+			err := giveBack(ctx, &res, maxwait.Exceeded(key, res.Wait, cause))
 			return res, err
 		}
 		if timer == nil {
