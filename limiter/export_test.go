@@ -30,3 +30,16 @@ func (m *Memory) Len() int {
 	}
 	return n
 }
+
+// Changed reports how many keys m has noted as changed since its last
+// commit.
+func (m *Memory) Changed() int {
+	n := 0
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		n += len(sh.changed)
+		sh.mu.Unlock()
+	}
+	return n
+}

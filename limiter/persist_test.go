@@ -337,6 +337,24 @@ func TestCommitsDuringChangesKeepEveryKey(t *testing.T) {
 	assert.Equal(t, n, again.Len())
 }
 
+// A Memory used after Close, whose changes no commit will write, does not
+// keep a note of each key it changes, not even after a Commit.
+func TestAClosedMemoryNotesNoChanges(t *testing.T) {
+	m := persisted(t, filepath.Join(t.TempDir(), "state"))
+	require.NoError(t, m.Close())
+	reserve := func(prefix string) {
+		for i := range 100 {
+			_, err := m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("%s%d.example", prefix, i), Rule: &slowRule})
+			require.NoError(t, err)
+		}
+	}
+	reserve("domain")
+	assert.Zero(t, m.Changed(), "after Close")
+	assert.NoError(t, m.Commit(), "nothing to commit")
+	reserve("other")
+	assert.Zero(t, m.Changed(), "after a Commit after Close")
+}
+
 // A store written an hour ahead of this clock (another machine's clock, or
 // a clock stepped back since) does not make requests fail: a turn further
 // ahead than the rule allows is cut to what it allows.

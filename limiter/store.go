@@ -116,7 +116,8 @@ func (m *Memory) Commit() error {
 // Close commits what changed one last time and closes the state file. It
 // returns the first error a commit met since Persist, if any, so that a
 // state that could not be written is never taken for a saved one. A
-// Memory that Persist did not set up has nothing to close.
+// Memory that Persist did not set up has nothing to close. A Memory may
+// still be used after Close, in memory only.
 func (m *Memory) Close() error {
 	st := m.persist
 	if st == nil {
@@ -126,6 +127,7 @@ func (m *Memory) Close() error {
 		close(st.stop)
 		<-st.done
 		st.commit(m)
+		m.stopNoting()
 		if err := st.db.Close(); err != nil {
 			st.record(fmt.Errorf("limiter: state file %s: %w", st.path, err))
 		}
@@ -154,6 +156,16 @@ type store struct {
 func (sh *shard) changedLocked(key string) {
 	if sh.changed != nil {
 		sh.changed[key] = struct{}{}
+	}
+}
+
+// stopNoting makes m note no more changes, which no commit would write.
+func (m *Memory) stopNoting() {
+	for i := range m.shards {
+		sh := &m.shards[i]
+		sh.mu.Lock()
+		sh.changed = nil
+		sh.mu.Unlock()
 	}
 }
 
@@ -244,7 +256,9 @@ func (st *store) commit(m *Memory) error {
 func (sh *shard) encodeChanged(values map[string][]byte) {
 	sh.mu.Lock()
 	keys := slices.Collect(maps.Keys(sh.changed))
-	sh.changed = map[string]struct{}{} // not cleared: a cleared map keeps its size, which each commit would walk
+	if sh.changed != nil { // nil after Close
+		sh.changed = map[string]struct{}{} // not cleared: a cleared map keeps its size, which each commit would walk
+	}
 	sh.mu.Unlock()
 	for chunk := range slices.Chunk(keys, encodeChunk) {
 		sh.mu.Lock()
