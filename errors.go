@@ -72,8 +72,11 @@ func (e *WaitError) Timeout() bool { return errors.Is(e.Err, context.DeadlineExc
 func (e *WaitError) Temporary() bool { return e.Timeout() }
 
 // errNotMade is the error of a Transport that NewTransport did not make,
-// such as a zero Transport: it sends nothing.
+// such as a zero Transport: it sends nothing and changes nothing.
 var errNotMade = errors.New("polite: a Transport must be made by NewTransport")
+
+// made reports whether NewTransport made t; see errNotMade.
+func (t *Transport) made() bool { return t.keyFunc != nil }
 
 // placesTaken is why a request found no place under its domain's
 // MaxConcurrent before its context ended.

@@ -105,3 +105,28 @@ func TestZeroTransportRefuses(t *testing.T) {
 	assert.EqualError(t, err, "polite: a Transport must be made by NewTransport")
 	assert.EqualValues(t, 1, body.closes.Load())
 }
+
+// TestZeroTransportReportsNothing checks that a zero Transport's other
+// methods report nothing and refuse every change, without a panic.
+func TestZeroTransportReportsNothing(t *testing.T) {
+	var tr polite.Transport
+	req, err := http.NewRequest(http.MethodGet, "http://www.example.com/", nil)
+	require.NoError(t, err)
+	notMade := "polite: a Transport must be made by NewTransport"
+	assert.EqualError(t, tr.SetLimit("example.com", config.Limit{}), notMade)
+	assert.EqualError(t, tr.SetConfig(&config.File{}), notMade)
+	_, err = tr.Key(req)
+	assert.EqualError(t, err, notMade)
+	assert.Equal(t, config.Limit{}, tr.Limit("example.com"))
+	_, ok := tr.ServerLimit()
+	assert.False(t, ok)
+	_, ok = tr.GlobalLimit()
+	assert.False(t, ok)
+	_, ok = tr.Stats("example.com")
+	assert.False(t, ok)
+	assert.Empty(t, tr.AllStats())
+	assert.Zero(t, tr.RemainingWait("example.com"))
+	assert.Zero(t, tr.RequestWait(req))
+	assert.NoError(t, tr.Close())
+	tr.CloseIdleConnections()
+}

@@ -119,6 +119,9 @@ func (t *Transport) newDomain(key string) *domain {
 // request would be: a host name (www.example.com) or URL answers for its
 // key (example.com under DomainKey).
 func (t *Transport) Limit(domain string) config.Limit {
+	if !t.made() {
+		return config.Limit{}
+	}
 	ls := t.limits.Load()
 	if l, ok := ls.domains.Lookup(t.keyOf(domain)); ok {
 		return *l

@@ -127,6 +127,9 @@ func sameLimit(a, b *config.Limit) bool {
 // naming the domain and the field. A new max_concurrent counts the
 // requests that start after the change.
 func (t *Transport) SetLimit(domain string, l config.Limit) error {
+	if !t.made() {
+		return errNotMade
+	}
 	t.limitsMu.Lock()
 	defer t.limitsMu.Unlock()
 	old := t.limits.Load()
@@ -155,7 +158,10 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 // WithMaxPause, WithLoopbackExempt, WithRobots, WithLookup, WithLogger)
 // does not change.
 func (t *Transport) SetConfig(f *config.File) error {
-	if f == nil {
+	switch {
+	case !t.made():
+		return errNotMade
+	case f == nil:
 		return errors.New("polite: SetConfig: no config")
 	}
 	if err := f.Validate(); err != nil {

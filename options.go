@@ -15,14 +15,16 @@ import (
 
 // Option configures a Transport. Options are applied once, by
 // NewTransport, before the Transport is shared. These zero values mean the
-// option's default: WithDefault(config.Limit{}) (1 request a second, burst
-// 1; a limit's zero fields take the default's, as config.Limit.Inherit
-// says), WithConfig(nil) (changes nothing), WithKeyFunc(nil) (DomainKey),
+// option's default: WithDefault(config.Limit{}) ([config.DefaultLimit]; a
+// limit's zero fields take the default's, as config.Limit.Inherit says),
+// WithConfig(nil) (changes nothing), WithKeyFunc(nil) (DomainKey),
 // WithLimiter(nil) (a limiter.Memory), WithMaxWait(0) (no cap),
 // WithTimeout(0) (none), WithMaxDomains(0) (10,000), WithLogger(nil)
-// (silent), WithMaxPause(0) (10 minutes) and WithMaxCrawlDelay(0) (30
-// seconds). A negative duration or count, and an empty domain name, are
-// errors.
+// (silent), WithMaxPause(0) (10 minutes), WithMaxCrawlDelay(0) (30
+// seconds), WithUserAgent("") (the base's) and WithLookup(nil)
+// (net.DefaultResolver). The zero values of WithRobots, WithServerLimit
+// and WithGlobalLimit mean what their docs say, not their defaults. A
+// negative duration or count, and an empty domain name, are errors.
 type Option func(*options)
 
 type options struct {

@@ -291,6 +291,9 @@ func (t *Transport) stateWait(key string, rule *limiter.Rule) time.Duration {
 // ServerLimit returns the limit of the servers' scope in force, and false
 // if there is none (see WithServerLimit).
 func (t *Transport) ServerLimit() (config.Limit, bool) {
+	if !t.made() {
+		return config.Limit{}, false
+	}
 	if l := t.limits.Load().server; l != nil {
 		return *l, true
 	}
@@ -300,6 +303,9 @@ func (t *Transport) ServerLimit() (config.Limit, bool) {
 // GlobalLimit returns the limit of the global scope in force, and false if
 // there is none (see WithGlobalLimit).
 func (t *Transport) GlobalLimit() (config.Limit, bool) {
+	if !t.made() {
+		return config.Limit{}, false
+	}
 	if l := t.limits.Load().global; l != nil {
 		return *l, true
 	}

@@ -14,6 +14,9 @@ import (
 // name (www.example.com) or URL answers for its key (example.com under
 // DomainKey).
 func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
+	if !t.made() {
+		return stats.Snapshot{}, false
+	}
 	d, ok := t.domains.Load(t.keyOf(domain))
 	if !ok {
 		return stats.Snapshot{}, false
@@ -24,6 +27,9 @@ func (t *Transport) Stats(domain string) (stats.Snapshot, bool) {
 // AllStats returns a copy of the counters of every tracked domain.
 func (t *Transport) AllStats() map[string]stats.Snapshot {
 	out := make(map[string]stats.Snapshot)
+	if !t.made() {
+		return out
+	}
 	for _, d := range t.domains.All() {
 		out[d.key] = t.snapshot(d)
 	}
@@ -35,6 +41,9 @@ func (t *Transport) AllStats() map[string]stats.Snapshot {
 // nothing; 0 for a domain never seen. domain is keyed as in Stats.
 // RequestWait also counts the server's scope.
 func (t *Transport) RemainingWait(domain string) time.Duration {
+	if !t.made() {
+		return 0
+	}
 	return t.domainWait(domain, nil)
 }
 

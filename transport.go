@@ -72,7 +72,8 @@ import (
 // lock while a request waits, so a slow domain never stalls another.
 //
 // Make a Transport with NewTransport: a zero Transport refuses every
-// request with an error.
+// request, and every change of a limit, with an error, and reports
+// nothing (no domain, no limit, no wait).
 type Transport struct {
 	base           http.RoundTripper
 	keyFunc        KeyFunc
@@ -136,7 +137,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 // RoundTrip waits for the request's turn in its domain, sends it through
 // the base transport and learns from the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.keyFunc == nil {
+	if !t.made() {
 		closeRequestBody(req)
 		return nil, errNotMade
 	}
@@ -409,6 +410,9 @@ func (t *Transport) CloseIdleConnections() {
 // Key returns the domain key req is paced under, as the key function
 // names it: "(no host)" for a request with no host, which is not paced.
 func (t *Transport) Key(req *http.Request) (string, error) {
+	if !t.made() {
+		return "", errNotMade
+	}
 	key, err := t.keyFunc(req)
 	switch {
 	case err != nil:
