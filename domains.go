@@ -4,15 +4,15 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/internal/domains"
-	"github.com/polite-go/polite/internal/record"
 	"github.com/polite-go/polite/limiter"
 )
 
 // domain is what the Transport keeps for one key.
 type domain struct {
 	claim     domains.Claim // requests between acquire and their end
-	stats     record.Recorder
+	stats     counters.Counters
 	listening atomic.Bool // a throttled response came: the next success ends a backoff
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string

@@ -133,22 +133,8 @@ type Reservation struct {
 	// does not say.
 	Start time.Time
 	// Turn is how the Limiter that made the reservation gives it back or
-	// confirms it; nil when there is nothing to give back. A Limiter sets
-	// it; one other than Memory sets it to a value of its own with these
-	// two methods:
-	//
-	//   - Cancel gives back res, whose request will not be sent, as far as
-	//     that lets no later request go sooner than the rules allow.
-	//   - Confirm says that res's wait has passed and its request is about
-	//     to start. It returns 0 when it may start now, or how much longer
-	//     it must wait: the key was paused meanwhile, or an earlier request
-	//     started later than planned; res then holds the turn it waits for,
-	//     and its Wait grows by as much.
-	Turn interface {
-		Cancel(ctx context.Context, res *Reservation) error
-		Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
-	}
-
+	// confirms it; nil when there is nothing to give back.
+	Turn Turn
 	// What Memory needs to find the turn again.
 	state *keyState
 	key   string // the state's key, for Persist's commits
@@ -157,7 +143,22 @@ type Reservation struct {
 	at    int64
 }
 
-// Cancel gives the turn back: see the Turn field.
+// Turn is what a Limiter sets in its reservations' Turn field: how it
+// gives a reservation back or confirms it. Memory has its own; another
+// Limiter implements these two methods.
+type Turn interface {
+	// Cancel gives back res, whose request will not be sent, as far as
+	// that lets no later request go sooner than the rules allow.
+	Cancel(ctx context.Context, res *Reservation) error
+	// Confirm says that res's wait has passed and its request is about to
+	// start. It returns 0 when it may start now, or how much longer it
+	// must wait: the key was paused meanwhile, or an earlier request
+	// started later than planned; res then holds the turn it waits for,
+	// and its Wait grows by as much.
+	Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
+}
+
+// Cancel gives the turn back: see Turn.
 func (r *Reservation) Cancel(ctx context.Context) error {
 	if !r.OK || r.Turn == nil {
 		return nil
@@ -165,7 +166,7 @@ func (r *Reservation) Cancel(ctx context.Context) error {
 	return r.Turn.Cancel(ctx, r)
 }
 
-// Confirm says the turn's wait has passed: see the Turn field.
+// Confirm says the turn's wait has passed: see Turn.
 func (r *Reservation) Confirm(ctx context.Context) (time.Duration, error) {
 	if !r.OK || r.Turn == nil {
 		return 0, nil

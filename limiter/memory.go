@@ -150,11 +150,11 @@ func (m *Memory) StateAt(r Request, now time.Time) State {
 	return newKeyState().state(n, rule, now)
 }
 
-// memoryTurn is the Reservation.Turn of Memory's reservations: the
+// memoryTurn is the Turn of Memory's reservations: the
 // shard of their key.
 type memoryTurn shard
 
-// Cancel implements Reservation.Turn.
+// Cancel implements Turn.
 func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -165,7 +165,7 @@ func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 	return nil
 }
 
-// Confirm implements Reservation.Turn on the current time.
+// Confirm implements Turn on the current time.
 func (t *memoryTurn) Confirm(_ context.Context, res *Reservation) (time.Duration, error) {
 	sh := (*shard)(t)
 	jitter := randJitter(res.rule)

@@ -343,7 +343,7 @@ func (s *keyState) find(id uint64) int {
 	return -1
 }
 
-// confirm is Reservation.Turn.Confirm at now for res, a turn of this state.
+// confirm is Turn.Confirm at now for res, a turn of this state.
 func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
 	rule := res.rule
 	s.fit(now, rule)

@@ -8,11 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/polite-go/polite/internal/lru"
 	"github.com/polite-go/polite/robots"
 )
 
@@ -33,7 +33,7 @@ const robotsRetry = time.Minute
 const robotsFetchTimeout = 10 * time.Second
 
 // robotsBudget is how many bytes the robots.txt cache may count; past it,
-// expired entries and then the least recently used are forgotten.
+// the least recently used hosts are forgotten.
 const robotsBudget = 16 << 20
 
 // robotsEntrySize is what the cache counts for a host besides its file's
@@ -102,16 +102,15 @@ type Cache struct {
 	budget  int64         // robotsBudget
 
 	mu    sync.Mutex
-	hosts map[string]*robotsEntry
+	hosts lru.List[string, *robotsEntry]
 	used  int64 // the sum of the entries' sizes
 }
 
 type robotsEntry struct {
-	rules    *robotsRules // nil until the first fetch ends
-	expires  time.Time    // when rules must be fetched again
-	lastUsed time.Time
-	fetch    *robotsFetch // the fetch in flight, if any
-	size     int64        // what the entry counts in Cache.used
+	rules   *robotsRules // nil until the first fetch ends
+	expires time.Time    // when rules must be fetched again
+	fetch   *robotsFetch // the fetch in flight, if any
+	size    int64        // what the entry counts in Cache.used
 }
 
 // robotsFetch is one fetch of a robots.txt, shared by every request that
@@ -143,7 +142,6 @@ func New(c Config) *Cache {
 		ttl:     robotsTTL,
 		timeout: robotsFetchTimeout,
 		budget:  robotsBudget,
-		hosts:   make(map[string]*robotsEntry),
 	}
 }
 
@@ -185,13 +183,14 @@ func (c *Cache) Check(ctx context.Context, req *http.Request) (Result, error) {
 func (c *Cache) rules(ctx context.Context, key string, req *http.Request) (*robotsRules, error) {
 	now := c.Now()
 	c.mu.Lock()
-	e, ok := c.hosts[key]
-	if !ok {
+	var e *robotsEntry
+	if found := c.hosts.Get(key); found != nil {
+		e = found.Value
+	} else {
 		e = &robotsEntry{size: robotsEntrySize}
-		c.hosts[key] = e
+		c.hosts.Add(key).Value = e
 		c.used += e.size
 	}
-	e.lastUsed = now
 	if e.rules != nil && now.Before(e.expires) {
 		rules := e.rules
 		c.mu.Unlock()
@@ -207,7 +206,7 @@ func (c *Cache) rules(ctx context.Context, key string, req *http.Request) (*robo
 		}
 		go c.run(f, e, key, req.URL.Scheme+"://"+req.URL.Host+"/robots.txt", userAgent)
 	}
-	c.trimLocked(now)
+	c.trimLocked()
 	c.mu.Unlock()
 
 	select {
@@ -228,7 +227,7 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 	now := c.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.hosts[key] == e { // not forgotten meanwhile
+	if found := c.hosts.Peek(key); found != nil && found.Value == e { // not forgotten meanwhile
 		e.fetch = nil
 		if err == nil {
 			switch {
@@ -243,7 +242,7 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 			size := robotsEntrySize + e.rules.size
 			c.used += size - e.size
 			e.size = size
-			c.trimLocked(now)
+			c.trimLocked()
 		}
 	}
 	f.rules, f.err = rules, err
@@ -407,48 +406,16 @@ func robotsKey(u *url.URL) string {
 }
 
 // trimLocked keeps the cache within its budget: past it, it forgets the
-// entries whose rules have expired (or never came), then the least
-// recently used, until a quarter of the budget is free. Entries with a
-// fetch in flight go last: forgetting one lets the next request to its
-// host start another fetch.
-func (c *Cache) trimLocked(now time.Time) {
-	if c.used <= c.budget {
-		return
-	}
-	type kept struct {
-		key string
-		e   *robotsEntry
-	}
-	var rest []kept
-	for key, e := range c.hosts {
-		if e.fetch == nil && (e.rules == nil || !now.Before(e.expires)) {
-			c.forgetLocked(key, e)
-			continue
-		}
-		rest = append(rest, kept{key, e})
-	}
-	target := c.budget - c.budget/4
-	if c.used <= target {
-		return
-	}
-	slices.SortFunc(rest, func(a, b kept) int {
-		if inA, inB := a.e.fetch != nil, b.e.fetch != nil; inA != inB {
-			if inA {
-				return 1
+// least recently used hosts, but for those with a fetch in flight, which
+// forgetting would only make fetch again.
+func (c *Cache) trimLocked() {
+	for look := c.hosts.Len(); c.used > c.budget && look > 0; look-- {
+		c.hosts.Trim(c.hosts.Len()-1, 1, func(e *lru.Entry[string, *robotsEntry]) bool {
+			if e.Value.fetch != nil {
+				return false
 			}
-			return -1
-		}
-		return a.e.lastUsed.Compare(b.e.lastUsed)
-	})
-	for _, k := range rest {
-		if c.used <= target {
-			break
-		}
-		c.forgetLocked(k.key, k.e)
+			c.used -= e.Value.size
+			return true
+		})
 	}
-}
-
-func (c *Cache) forgetLocked(key string, e *robotsEntry) {
-	delete(c.hosts, key)
-	c.used -= e.size
 }

@@ -86,7 +86,8 @@ func checkBudget(t *testing.T, c *Cache) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var sum int64
-	for key, e := range c.hosts {
+	for entry := range c.hosts.All {
+		key, e := entry.Key, entry.Value
 		want := int64(robotsEntrySize)
 		if e.rules != nil {
 			want += e.rules.size
@@ -129,7 +130,7 @@ func TestRobotsCacheKeepsItsBudget(t *testing.T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	assert.Greater(t, c.used, c.budget/2, "the budget is used")
-	assert.Less(t, len(c.hosts), hosts)
+	assert.Less(t, c.hosts.Len(), hosts)
 }
 
 // TestRobotsFileLargerThanTheBudget: a file that alone counts more than
@@ -146,11 +147,10 @@ func TestRobotsFileLargerThanTheBudget(t *testing.T) {
 	assert.Equal(t, int64(4), s.total.Load(), "fetched for every request, as it cannot be kept")
 }
 
-// TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed fills a cache that
-// holds five 100 KiB files with a sixth host: when the sixth is first
-// seen, the expired entry goes first, however recently used, then the
-// least recently used, until a quarter of the budget is free.
-func TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed(t *testing.T) {
+// TestRobotsCacheForgetsTheLeastRecentlyUsed fills a cache that holds
+// five 100 KiB files with a sixth host: when the sixth's file comes, the
+// least recently used host goes, and only it.
+func TestRobotsCacheForgetsTheLeastRecentlyUsed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		hosts := []string{"h0.example", "h1.example", "h2.example", "h3.example", "h4.example", "h5.example"}
 		s := &robotsServer{body: wildcardFile(100 << 10), fetches: map[string]*atomic.Int64{}}
@@ -162,29 +162,24 @@ func TestRobotsCacheForgetsExpiredThenLeastRecentlyUsed(t *testing.T) {
 		c.budget = 5 * entry
 		visit := func(i int) { require.NoError(t, check(t, c, "http://"+hosts[i]+"/page")) }
 
-		visit(0)
-		time.Sleep(23 * time.Hour)
-		for i := 1; i <= 4; i++ {
+		for i := 0; i <= 4; i++ {
 			visit(i)
-			time.Sleep(time.Second) // no two visits at the same time
 		}
-		time.Sleep(30 * time.Minute)
-		visit(0) // the most recently used; it expires in 30 minutes
-		time.Sleep(time.Hour)
+		visit(0) // now the most recently used; h1 the least
 		checkBudget(t, c)
-		require.Len(t, c.hosts, 5)
+		require.Equal(t, 5, c.hosts.Len())
 
 		visit(5)
 		checkBudget(t, c)
 		c.mu.Lock()
 		var kept []string
-		for key := range c.hosts {
-			kept = append(kept, key)
+		for e := range c.hosts.All {
+			kept = append(kept, e.Key)
 		}
 		c.mu.Unlock()
-		assert.ElementsMatch(t, []string{"http://h2.example:80", "http://h3.example:80", "http://h4.example:80", "http://h5.example:80"}, kept,
-			"h0 expired, then h1 was the least recently used")
-		for _, i := range []int{2, 3, 4, 5} {
+		assert.ElementsMatch(t, []string{"http://h0.example:80", "http://h2.example:80", "http://h3.example:80", "http://h4.example:80", "http://h5.example:80"}, kept,
+			"h1 was the least recently used")
+		for _, i := range []int{0, 2, 3, 4, 5} {
 			visit(i)
 			assert.Equal(t, int64(1), s.fetches[hosts[i]].Load(), hosts[i])
 		}
@@ -249,5 +244,46 @@ func FuzzCheck(f *testing.F) {
 		assert.LessOrEqual(t, rules.crawlDelay, defaultMaxCrawlDelay)
 		assert.LessOrEqual(t, rules.size, int64(4*maxRobotsSize))
 		rules.allows("testbot", uri)
+	})
+}
+
+// heldServer is a robotsServer whose robots.txt of held waits until
+// release is closed.
+type heldServer struct {
+	robotsServer
+	held    string
+	release chan struct{}
+}
+
+func (s *heldServer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == s.held && req.URL.Path == "/robots.txt" {
+		<-s.release
+	}
+	return s.robotsServer.RoundTrip(req)
+}
+
+// TestRobotsCacheKeepsAFetchInFlight: a host whose file is still being
+// fetched is not forgotten when the cache is past its budget, though it
+// is the least recently used, so that its waiters' fetch is the only one.
+func TestRobotsCacheKeepsAFetchInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heldServer{robotsServer: robotsServer{body: wildcardFile(100 << 10)}, held: "slow.example", release: make(chan struct{})}
+		c := newCache(s)
+		c.budget = robotsEntrySize + 4*int64(len(s.body)) // one file
+		slow := make(chan error)
+		go func() { slow <- check(t, c, "http://slow.example/page") }()
+		synctest.Wait()
+
+		require.NoError(t, check(t, c, "http://a.example/page"))
+		require.NoError(t, check(t, c, "http://b.example/page"))
+		c.mu.Lock()
+		kept := c.hosts.Peek("http://slow.example:80") != nil
+		c.mu.Unlock()
+		assert.True(t, kept, "the host whose fetch is in flight stays")
+
+		close(s.release)
+		require.NoError(t, <-slow)
+		checkBudget(t, c)
+		assert.Equal(t, int64(3), s.total.Load(), "one fetch per host")
 	})
 }

@@ -276,32 +276,24 @@ func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) 
 	if res.OK {
 		planned := now.Add(res.Wait)
 		l.handoff.note(r.Key, &paced, planned, true)
-		res.Turn = &fallbackTurn{memoryTurn: res.Turn, h: l.handoff, key: r.Key, rule: paced, planned: planned}
+		res.Turn = &fallbackTurn{Turn: res.Turn, h: l.handoff, key: r.Key, rule: paced, planned: planned}
 	}
 }
 
-// memoryTurn is the limiter.Reservation.Turn of the limiter.Memory's
-// reservations.
-type memoryTurn interface {
-	Cancel(ctx context.Context, res *limiter.Reservation) error
-	Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error)
-}
-
-// fallbackTurn is the limiter.Reservation.Turn of the fallback's
-// reservations: the limiter.Memory's, which also tells the handoff when
-// its start goes.
+// fallbackTurn is the limiter.Turn of the fallback's reservations: the
+// limiter.Memory's, which also tells the handoff when its start goes.
 type fallbackTurn struct {
-	memoryTurn
+	limiter.Turn
 	h       *handoff
 	key     string
 	rule    limiter.Rule // with the gap this process learned
 	planned time.Time    // the start granted, as counted
 }
 
-// Confirm implements limiter.Reservation.Turn: the Memory's Confirm, and
+// Confirm implements limiter.Turn: the Memory's Confirm, and
 // when it lets the start go, the handoff learns that it goes now.
 func (t *fallbackTurn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
-	wait, err := t.memoryTurn.Confirm(ctx, res)
+	wait, err := t.Turn.Confirm(ctx, res)
 	if err == nil && wait == 0 {
 		t.h.started(t.key, &t.rule, t.planned, time.Now(), true)
 	}

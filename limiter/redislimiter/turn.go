@@ -10,7 +10,7 @@ import (
 )
 
 // turn is a reservation Redis made: what giving it back or confirming it
-// needs. It is the limiter.Reservation.Turn of the reservations of a Limiter while
+// needs. It is the limiter.Turn of the reservations of a Limiter while
 // Redis answers; the fallback's reservations have the Memory's.
 type turn struct {
 	l     *Limiter
@@ -22,9 +22,9 @@ type turn struct {
 	given bool          // given back already: a new turn, or none, replaced it
 }
 
-var _ = limiter.Reservation{Turn: (*turn)(nil)}
+var _ limiter.Turn = (*turn)(nil)
 
-// Cancel implements limiter.Reservation.Turn with the cancel script. While Redis does
+// Cancel implements limiter.Turn with the cancel script. While Redis does
 // not answer, the turn cannot be given back; Cancel then returns nil, or
 // an error wrapping ErrUnavailable with FailClosed.
 func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
@@ -55,7 +55,7 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	return nil
 }
 
-// Confirm implements limiter.Reservation.Turn: one round trip tells Redis
+// Confirm implements limiter.Turn: one round trip tells Redis
 // that the turn starts now, and asks whether a worker paused the key since
 // the turn was claimed. If one did, or the turn starts so late that its
 // start would overfill a quota's window, the turn is given back, the first

@@ -1,4 +1,4 @@
-package record_test
+package counters_test
 
 import (
 	"encoding/json"
@@ -9,12 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/polite-go/polite/internal/record"
+	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/stats"
 )
 
 func TestRecorderZeroValue(t *testing.T) {
-	var r record.Recorder
+	var r counters.Counters
 	assert.Equal(t, stats.Snapshot{Domain: "a.com"}, r.Snapshot("a.com"))
 }
 
@@ -26,13 +26,13 @@ func TestRecorderDelayed(t *testing.T) {
 	}{
 		{0, false},
 		{time.Millisecond, false},
-		{record.DelayThreshold, false},
-		{record.DelayThreshold + 1, true},
+		{counters.DelayThreshold, false},
+		{counters.DelayThreshold + 1, true},
 		{time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wait.String(), func(t *testing.T) {
-			var r record.Recorder
+			var r counters.Counters
 			r.Sent(now, tt.wait, false)
 			s := r.Snapshot("a.com")
 			assert.Equal(t, int64(1), s.TotalRequests)
@@ -44,7 +44,7 @@ func TestRecorderDelayed(t *testing.T) {
 }
 
 func TestRecorderCounts(t *testing.T) {
-	var r record.Recorder
+	var r counters.Counters
 	t0 := time.Date(2025, 10, 12, 10, 0, 0, 0, time.UTC)
 	r.Sent(t0, 0, false)
 	r.Sent(t0.Add(time.Second), 5*time.Millisecond, false)
@@ -84,7 +84,7 @@ func TestRecorderCounts(t *testing.T) {
 }
 
 func TestRecorderConcurrent(t *testing.T) {
-	var r record.Recorder
+	var r counters.Counters
 	var wg sync.WaitGroup
 	now := time.Now()
 	for range 50 {
@@ -108,7 +108,7 @@ func TestRecorderConcurrent(t *testing.T) {
 }
 
 func TestSnapshotIsCopy(t *testing.T) {
-	var r record.Recorder
+	var r counters.Counters
 	r.Sent(time.Now(), 0, false)
 	s := r.Snapshot("a.com")
 	r.Sent(time.Now(), 0, false)
@@ -118,7 +118,7 @@ func TestSnapshotIsCopy(t *testing.T) {
 }
 
 func TestSnapshotJSONInMap(t *testing.T) {
-	var r record.Recorder
+	var r counters.Counters
 	r.Sent(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), 50*time.Millisecond, false)
 	data, err := json.Marshal(map[string]stats.Snapshot{"a.com": r.Snapshot("a.com")})
 	require.NoError(t, err)

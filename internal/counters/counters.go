@@ -1,6 +1,6 @@
-// Package record keeps the counters of one domain, which the Transport
+// Package counters keeps what happened to the requests of one domain, which the Transport
 // writes and stats.Snapshot reports.
-package record
+package counters
 
 import (
 	"sync/atomic"
@@ -12,9 +12,9 @@ import (
 // DelayThreshold is the wait beyond which a request counts as delayed.
 const DelayThreshold = 10 * time.Millisecond
 
-// Recorder holds one domain's counters. The zero Recorder is ready to use;
+// Counters holds one domain's counters. The zero value is ready to use;
 // it is safe for concurrent use and never blocks.
-type Recorder struct {
+type Counters struct {
 	// Every request writes these: they share one cache line.
 	total, inFlight, lastRequestUnixNano atomic.Int64
 	responses                            [6]atomic.Int64
@@ -22,8 +22,8 @@ type Recorder struct {
 	rare atomic.Pointer[rareCounters] // nil until one of them counts
 }
 
-// rareCounters are the counters that most domains never need, which a
-// Recorder allocates only when one of them counts.
+// rareCounters are the counters that most domains never need, which
+// Counters allocates only when one of them counts.
 type rareCounters struct {
 	delayed, canceled, failed atomic.Int64
 	serverDelayed             atomic.Int64
@@ -34,7 +34,7 @@ type rareCounters struct {
 }
 
 // rareCounters returns r's rare counters, allocating them if need be.
-func (r *Recorder) rareCounters() *rareCounters {
+func (r *Counters) rareCounters() *rareCounters {
 	if c := r.rare.Load(); c != nil {
 		return c
 	}
@@ -43,7 +43,7 @@ func (r *Recorder) rareCounters() *rareCounters {
 }
 
 // Sent records a request that passed the limiter after waiting wait.
-func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
+func (r *Counters) Sent(now time.Time, wait time.Duration, degraded bool) {
 	r.total.Add(1)
 	if wait > 0 || degraded {
 		c := r.rareCounters()
@@ -60,14 +60,14 @@ func (r *Recorder) Sent(now time.Time, wait time.Duration, degraded bool) {
 
 // ServerDelayed records that a request waited wait, last for its server's
 // turn; GlobalDelayed, last for the global turn. Call them besides Sent.
-func (r *Recorder) ServerDelayed(wait time.Duration) {
+func (r *Counters) ServerDelayed(wait time.Duration) {
 	if wait > DelayThreshold {
 		r.rareCounters().serverDelayed.Add(1)
 	}
 }
 
 // GlobalDelayed: see ServerDelayed.
-func (r *Recorder) GlobalDelayed(wait time.Duration) {
+func (r *Counters) GlobalDelayed(wait time.Duration) {
 	if wait > DelayThreshold {
 		r.rareCounters().globalDelayed.Add(1)
 	}
@@ -75,22 +75,22 @@ func (r *Recorder) GlobalDelayed(wait time.Duration) {
 
 // RobotsSent records a robots.txt fetch that passed the limiter: it is
 // counted apart from the requests, and its response is not counted.
-func (r *Recorder) RobotsSent(now time.Time) {
+func (r *Counters) RobotsSent(now time.Time) {
 	r.rareCounters().robots.Add(1)
 	r.lastRequestUnixNano.Store(now.UnixNano())
 }
 
 // Canceled records a request whose wait failed.
-func (r *Recorder) Canceled() { r.rareCounters().canceled.Add(1) }
+func (r *Counters) Canceled() { r.rareCounters().canceled.Add(1) }
 
 // Disallowed records a request that robots.txt forbade.
-func (r *Recorder) Disallowed() { r.rareCounters().disallowed.Add(1) }
+func (r *Counters) Disallowed() { r.rareCounters().disallowed.Add(1) }
 
 // Failed records a sent request whose round trip returned an error.
-func (r *Recorder) Failed() { r.rareCounters().failed.Add(1) }
+func (r *Counters) Failed() { r.rareCounters().failed.Add(1) }
 
 // Response records a response's status code.
-func (r *Recorder) Response(status int) {
+func (r *Counters) Response(status int) {
 	class := status / 100
 	if class < 1 || class > 5 {
 		class = 0
@@ -102,14 +102,14 @@ func (r *Recorder) Response(status int) {
 }
 
 // Paused adds d to the time the domain spent paused at the server's request.
-func (r *Recorder) Paused(d time.Duration) { r.rareCounters().pausedNanos.Add(int64(d)) }
+func (r *Counters) Paused(d time.Duration) { r.rareCounters().pausedNanos.Add(int64(d)) }
 
 // InFlight adds delta to the requests in flight.
-func (r *Recorder) InFlight(delta int64) { r.inFlight.Add(delta) }
+func (r *Counters) InFlight(delta int64) { r.inFlight.Add(delta) }
 
 // Snapshot copies the counters into a Snapshot for domain, with the derived
 // averages filled in. Pause and quota fields are left to the caller.
-func (r *Recorder) Snapshot(domain string) stats.Snapshot {
+func (r *Counters) Snapshot(domain string) stats.Snapshot {
 	s := stats.Snapshot{
 		Domain:        domain,
 		TotalRequests: r.total.Load(),
