@@ -4,10 +4,12 @@ import (
 	"context"
 	"hash/maphash"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/polite-go/polite/internal/lru"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -35,12 +37,12 @@ import (
 // the latest that went. What remains is a wake-up's lateness, as between
 // two turns Redis grants.
 //
-// Memory is bounded as limiter.Memory bounds its own: a domain's entry is
-// dropped once this process's own pace has fully recovered from its latest
-// start (a full bucket, min delay and jitter over), when it changes
-// nothing; each shard sweeps such entries whenever it has doubled in size
-// since its last sweep. So only domains this process used in the recent
-// past cost memory, about 140 bytes each plus the domain's name.
+// Memory is bounded as limiter.Memory bounds its own: a domain's entry may
+// be dropped once this process's own pace has fully recovered from its
+// latest start (a full bucket, min delay and jitter over), when it changes
+// nothing. Past keep entries in a shard, each new domain looks at the look
+// least recently used ones and drops those. So only domains this process
+// used in the recent past cost memory.
 //
 // A handoff is safe for concurrent use.
 type handoff struct {
@@ -52,9 +54,8 @@ type handoff struct {
 const handoffShards = 16
 
 type handoffShard struct {
-	mu      sync.Mutex
-	keys    map[string]held
-	sweepAt int
+	mu   sync.Mutex
+	keys lru.List[string, held]
 }
 
 // held is this process's own pace of one domain, over Redis and the
@@ -70,15 +71,16 @@ type held struct {
 }
 
 func newHandoff() *handoff {
-	h := &handoff{seed: maphash.MakeSeed()}
-	for i := range h.shards {
-		h.shards[i].keys = make(map[string]held)
-		h.shards[i].sweepAt = minSweep
-	}
-	return h
+	return &handoff{seed: maphash.MakeSeed()}
 }
 
-const minSweep = 64
+// Past keep entries in a shard, each new domain looks at the look least
+// recently used entries of its shard and drops those that constrain
+// nothing.
+const (
+	keep = 2048 / handoffShards
+	look = 2
+)
 
 func (h *handoff) shard(key string) *handoffShard {
 	return &h.shards[maphash.String(h.seed, key)%handoffShards]
@@ -115,16 +117,16 @@ func (h *handoff) started(key string, rule *limiter.Rule, planned, at time.Time,
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e, ok := sh.keys[key]
-	if !ok || at.After(e.expires) {
+	found := sh.keys.Get(key)
+	if found == nil || at.After(found.Value.expires) {
 		h.noteLocked(sh, key, rule, at, fellBack)
 		return
 	}
+	e := &found.Value
 	if fellBack {
 		e.lag = max(at.Sub(planned), 0)
 	}
 	if !at.After(e.latest) {
-		sh.keys[key] = e
 		return
 	}
 	e.latest = at
@@ -138,24 +140,22 @@ func (h *handoff) started(key string, rule *limiter.Rule, planned, at time.Time,
 	if until := at.Add(recovery(rule)); until.After(e.expires) {
 		e.expires = until
 	}
-	sh.keys[key] = e
 }
 
 // noteLocked is note with sh, key's shard, locked.
 func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, at time.Time, fellBack bool) {
-	e, ok := sh.keys[key]
-	if !ok && len(sh.keys) >= sh.sweepAt {
-		h.sweepLocked(sh, at)
+	found := sh.keys.Get(key)
+	fresh := found == nil || h.dropIfIdle(&found.Value, at) // an idle entry is as good as none
+	if found == nil {
+		sh.keys.Trim(keep-1, look, func(old *lru.Entry[string, held]) bool {
+			return h.dropIfIdle(&old.Value, at)
+		})
+		found = sh.keys.Add(strings.Clone(key))
 	}
-	if ok && at.After(e.expires) { // as good as no entry
-		if e.fellBack {
-			h.fellBack.Add(-1)
-		}
-		e, ok = held{}, false
-	}
+	e := &found.Value
 	burst := float64(rule.Burst)
 	switch {
-	case !ok:
+	case fresh:
 		e.tokens, e.latest = burst, at
 	case at.After(e.latest):
 		e.tokens = min(burst, e.tokens+at.Sub(e.latest).Seconds()*rule.Rate)
@@ -173,20 +173,19 @@ func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, a
 	if until := e.latest.Add(recovery(rule)); until.After(e.expires) {
 		e.expires = until
 	}
-	sh.keys[key] = e
 }
 
-// sweepLocked drops the entries that constrain nothing at now.
-func (h *handoff) sweepLocked(sh *handoffShard, now time.Time) {
-	for key, e := range sh.keys {
-		if now.After(e.expires) {
-			if e.fellBack {
-				h.fellBack.Add(-1)
-			}
-			delete(sh.keys, key)
-		}
+// dropIfIdle reports whether e constrains nothing at now, and then
+// empties it, uncounting it from the entries that fell back.
+func (h *handoff) dropIfIdle(e *held, now time.Time) bool {
+	if !now.After(e.expires) {
+		return false
 	}
-	sh.sweepAt = max(minSweep, 2*len(sh.keys))
+	if e.fellBack {
+		h.fellBack.Add(-1)
+	}
+	*e = held{}
+	return true
 }
 
 // seedFallback makes the fallback m pace key from the latest start Redis
@@ -209,12 +208,12 @@ func (h *handoff) seedFallback(m *limiter.Memory, key string, rule *limiter.Rule
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e, ok := sh.keys[key]
-	if !ok || e.seeded || now.After(e.expires) {
+	found := sh.keys.Get(key)
+	if found == nil || found.Value.seeded || now.After(found.Value.expires) {
 		return
 	}
+	e := &found.Value
 	e.seeded = true
-	sh.keys[key] = e
 	seed := *rule
 	seed.Jitter = 0 // drawn afresh, it could move the seed off the start
 	if seed.Rate > 0 {
@@ -237,10 +236,11 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	e, ok := sh.keys[key]
-	if !ok || !e.fellBack {
+	found := sh.keys.Get(key)
+	if found == nil || !found.Value.fellBack {
 		return 0
 	}
+	e := &found.Value
 	latest := e.latest
 	if p := e.planned.Add(e.lag); p.After(latest) {
 		latest = p // the fallback's latest turn, as late as the latest start that went
@@ -256,7 +256,6 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 	}
 	e.fellBack = false
 	h.fellBack.Add(-1)
-	sh.keys[key] = e
 	return 0
 }
 

@@ -124,13 +124,14 @@ func TestHandoffForgetsIdleDomains(t *testing.T) {
 	size := func() int {
 		n := 0
 		for i := range h.shards {
-			n += len(h.shards[i].keys)
+			n += h.shards[i].keys.Len()
 		}
 		return n
 	}
-	// Each shard sweeps when it has doubled: at most twice the domains
-	// active in the last 100ms, plus the sweep's floor.
-	assert.LessOrEqual(t, size(), 2*(100+handoffShards*minSweep))
+	// Past keep per shard, each new domain drops idle ones: the domains
+	// active in the last 100ms, and keep per shard.
+	assert.LessOrEqual(t, size(), 100+handoffShards*keep)
+	assert.Greater(t, size(), handoffShards*keep/2, "domains are kept up to keep")
 	assert.LessOrEqual(t, h.fellBack.Load(), int64(size()))
 }
 
