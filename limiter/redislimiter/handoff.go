@@ -199,7 +199,7 @@ func (h *handoff) dropIfIdle(e *held, now time.Time) bool {
 // the request Redis granted does); when nothing in m holds it back, m
 // records a request sent at that start; when m's gaps hold it back, it
 // goes later, so the next turn waits longer than it needs; and, made at a
-// time that may lie ahead, it may set off m's sweep of quiet keys as of
+// time that may lie ahead, it may make m drop keys that are quiet as of
 // that time. A start inside a pause m knows of is not seeded: the pause
 // holds the turns after it, and the turn itself moves after the pause
 // when it is confirmed. The shard's lock is held meanwhile, so that no
