@@ -84,7 +84,8 @@ func (l *Limiter) down() bool {
 // markDown notes that a call on key failed with err: its place is down
 // until a probe of key's slot works again. The first outage while none is
 // logged logs, and starts the probe; on a Cluster, the client reloads its
-// view of the slots.
+// view of the slots. With a client of one Redis, the calls under way are
+// cut short: they would only retry, and dial, a Redis that is down.
 func (l *Limiter) markDown(ctx context.Context, key string, err error) {
 	place := l.placeOf(ctx, key)
 	h := &l.health
@@ -99,6 +100,9 @@ func (l *Limiter) markDown(ctx context.Context, key string, err error) {
 	}
 	outages[place] = &outage{key: key, cause: err}
 	h.outages.Store(&outages)
+	if _, one := l.client.(*redis.Client); one {
+		l.deadlines.cut() // the calls under way wait on the one Redis, which is down
+	}
 	l.reloadSlots(ctx)
 	if h.since.IsZero() {
 		h.since = time.Now()
