@@ -227,8 +227,13 @@ func (l *Limiter) recover(place string, o *outage) {
 // probeCall runs the reserve script as every request does, writes
 // included, under an empty rule on the key prefix + "{domain}:probe", in
 // the slot of domain's keys but none of them. The key expires a second
-// after the latest probe.
+// after the latest probe. A *redis.Client's Redis is dialled outside the
+// client's pool first (dialable), so that a probe of a Redis that is still
+// down fails no dial in the pool.
 func (l *Limiter) probeCall(ctx context.Context, domain string) error {
+	if err := l.dialable(ctx); err != nil {
+		return err
+	}
 	_, err := l.run(ctx, l.scripts.reserve, []string{l.prefix + "{" + hashTag(domain) + "}:probe"}, ruleArgs(limiter.Rule{}, 0))
 	return err
 }

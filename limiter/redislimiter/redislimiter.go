@@ -129,6 +129,18 @@ var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 // Confirm failing while Redis is away) narrows the gap to a turn granted
 // before it went.
 //
+// With a *redis.Client (one made by redis.NewFailoverClient included), the
+// Limiter keeps the client's connection pool usable through an outage:
+// after as many failed dials as the pool has connections, go-redis fails
+// every call at once and dials again only once a second, which would hold
+// the shared pace back for up to a second after Redis, or the primary a
+// Sentinel promoted, answers. So the Limiter has at most half the pool's
+// connections (PoolSize) in its calls at once; once its calls have waited
+// 10ms with none answered, it dials Redis itself, outside the pool, and if
+// that fails Redis is down at once, before the timeout, and the calls
+// under way are cut short; and while Redis is down, it dials it outside
+// the pool before each probe.
+//
 // Create the client with ContextTimeoutEnabled, so that go-redis itself
 // ends a call at the timeout; with a client that does not, each call runs
 // on a goroutine of its own that the Limiter can abandon, which adds some
@@ -150,6 +162,7 @@ type Limiter struct {
 	local     *limiter.Memory // what servers taught this process, and the fallback's pace
 	handoff   *handoff        // by default: this process's own pace across the switches; nil otherwise
 	health    health
+	guard     *poolGuard // with a *redis.Client; nil otherwise
 }
 
 var _ limiter.Limiter = (*Limiter)(nil)
@@ -185,6 +198,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 		deadlines: newDeadlines(o.Timeout),
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
+		guard:     newPoolGuard(client),
 	}
 	if l.mode == modeFallback {
 		l.handoff = newHandoff()
@@ -448,11 +462,19 @@ func (l *Limiter) run(ctx context.Context, s *redis.Script, keys []string, args 
 func (l *Limiter) evalSha(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
 	if !l.direct {
 		return l.bounded(ctx, func(ctx context.Context) (any, error) {
+			if err := l.enter(ctx); err != nil {
+				return nil, err
+			}
+			defer l.leave()
 			return s.EvalSha(ctx, l.client, keys, args...).Result()
 		})
 	}
 	bctx, cancel := l.deadlines.bound(ctx)
 	defer cancel()
+	if err := l.enter(bctx); err != nil {
+		return nil, l.late(ctx, bctx, err)
+	}
+	defer l.leave()
 	v, err := s.EvalSha(bctx, l.client, keys, args...).Result()
 	return v, l.late(ctx, bctx, err)
 }
