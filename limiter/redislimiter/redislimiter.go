@@ -148,12 +148,6 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	return nil
 }
 
-// reserve runs the reserve script under rule with jitter sample, in
-// microseconds.
-func (l *Limiter) reserve(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample int64) (reservation, error) {
-	return l.reserveAfter(ctx, key, rule, maxWait, sample, 0)
-}
-
 // reserveAfter is reserve for a start no earlier than notBefore
 // microseconds from when the script runs. The sample, the longest wait and
 // notBefore are left out when 0, as the script allows, since that is the
