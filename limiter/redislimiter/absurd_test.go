@@ -46,12 +46,12 @@ func TestAbsurdRulesNeitherGoAtOnceNorStay(t *testing.T) {
 			if tt.pause > 0 {
 				require.NoError(t, l.pause(ctx, req.Key, tt.pause))
 			} else {
-				first, err := l.reserve(ctx, req.Key, req.Rule, 0, 0)
+				first, err := reserveScript(ctx, l, req.Key, req.Rule, 0, 0)
 				require.NoError(t, err)
 				require.True(t, first.ok)
 				require.Zero(t, first.wait)
 			}
-			second, err := l.reserve(ctx, req.Key, req.Rule, 0, int64(tt.sample/time.Microsecond))
+			second, err := reserveScript(ctx, l, req.Key, req.Rule, 0, int64(tt.sample/time.Microsecond))
 			require.NoError(t, err, "Redis takes the script's writes")
 			if tt.atOnce {
 				assert.True(t, second.ok)

@@ -124,3 +124,40 @@ func TestDeadlinesUnderConcurrentCalls(t *testing.T) {
 		assert.LessOrEqual(t, len(seen), 6)
 	})
 }
+
+func TestCutEndsTheCallsUnderWay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 160 * time.Millisecond
+		ds := newDeadlines(timeout)
+		shared, cancel := ds.bound(context.Background())
+		defer cancel()
+		time.Sleep(timeout / 2) // a later slot: the cut ends every deadline under way
+		values, cancel := ds.bound(context.WithValue(context.Background(), ctxKey{}, "v"))
+		defer cancel()
+		parent, cancelParent := context.WithTimeout(context.Background(), time.Hour)
+		defer cancelParent()
+		own, cancel := ds.bound(parent)
+		defer cancel()
+		early, cancelEarly := context.WithTimeout(context.Background(), timeout/4)
+		defer cancelEarly()
+		bounded, cancel := ds.bound(early)
+		defer cancel()
+
+		ds.cut()
+		for name, ctx := range map[string]context.Context{"shared": shared, "values": values, "own": own} {
+			select {
+			case <-ctx.Done():
+			default:
+				t.Errorf("%s: not ended by the cut", name)
+			}
+		}
+		assert.NoError(t, bounded.Err(), "a context that ends before the timeout is its own")
+		assert.NoError(t, parent.Err(), "the caller's context goes on")
+
+		after, cancel := ds.bound(context.Background())
+		defer cancel()
+		assert.NoError(t, after.Err(), "a call after the cut gets a deadline of its own")
+		at, _ := after.Deadline()
+		assert.Equal(t, time.Now().Add(timeout+timeout/16), at)
+	})
+}

@@ -350,5 +350,5 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	assert.Same(t, slog.Default(), l.logger, "zero means the default")
 	assert.Equal(t, "polite:", l.prefix)
 	assert.Equal(t, 100*time.Millisecond, l.timeout)
-	assert.Equal(t, 250*time.Millisecond, l.probe)
+	assert.Equal(t, 100*time.Millisecond, l.probe)
 }

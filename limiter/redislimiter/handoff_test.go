@@ -150,7 +150,7 @@ func TestNotBeforeHoldsTheSharedTurn(t *testing.T) {
 	assert.Equal(t, 500*ms, first.wait)
 	assert.Equal(t, "queue", first.reason)
 	for _, want := range []time.Duration{500 * ms, 600 * ms} {
-		res, err := f.reserve(ctx, key, rule, 0, 0)
+		res, err := reserveScript(ctx, f.Limiter, key, rule, 0, 0)
 		require.NoError(t, err)
 		assert.Equal(t, want, res.wait, "a bucket of 2, full at 500ms")
 	}

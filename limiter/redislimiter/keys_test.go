@@ -97,7 +97,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 		st, err := l.State(ctx, r)
 		require.NoError(t, err, domain)
 		assert.Positive(t, st.Paused, domain)
-		paused, err := l.paused(ctx, domain)
+		paused, err := sharedPause(ctx, l, domain)
 		require.NoError(t, err, domain)
 		assert.Positive(t, paused, domain)
 		for _, key := range l.keys(domain) {
@@ -138,7 +138,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		}
 		// Quiet once a 1/s bucket has refilled: after 1s.
 		bucket := limiter.Rule{Rate: 1, Burst: 1}
-		_, err := f.reserve(ctx, "bucket", &bucket, 0, 0)
+		_, err := reserveScript(ctx, f.Limiter, "bucket", &bucket, 0, 0)
 		require.NoError(t, err)
 		near(2*time.Second, f.keys("bucket")[0])
 		// A pause that ends after the expiry moves it.
@@ -147,7 +147,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 
 		// Quiet once the quota's window has passed: after 5s; the list too.
 		quota := limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: []config.Quota{{Requests: 2, Window: 5 * time.Second}}}
-		_, err = f.reserve(ctx, "quota", &quota, 0, 0)
+		_, err = reserveScript(ctx, f.Limiter, "quota", &quota, 0, 0)
 		require.NoError(t, err)
 		for _, key := range f.keys("quota") {
 			near(10*time.Second, key)
@@ -160,7 +160,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		// from now.
 		f.at(t, time.Second)
 		other := []config.Quota{{Requests: 3, Window: 5 * time.Second}}
-		_, err = f.reserve(ctx, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: other}, 0, 0)
+		_, err = reserveScript(ctx, f.Limiter, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: other}, 0, 0)
 		require.NoError(t, err)
 		for _, key := range f.keys("quota") {
 			near(22*time.Second, key)

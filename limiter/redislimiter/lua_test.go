@@ -27,6 +27,24 @@ const testClock = `local function clock()
 end
 `
 
+// reserveScript runs l's reserve script on key under rule with jitter
+// sample, in microseconds, as a reservation does, without this process's
+// gap or its own pace.
+func reserveScript(ctx context.Context, l *Limiter, key string, rule *limiter.Rule, maxWait time.Duration, sample int64) (reservation, error) {
+	return l.reserveAfter(ctx, key, rule, maxWait, sample, 0)
+}
+
+// sharedPause returns how long key's pause still lasts on l's Redis: a
+// report under a rule without quotas, which reads the key's state alone.
+func sharedPause(ctx context.Context, l *Limiter, key string) (time.Duration, error) {
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), append(ruleArgs(limiter.Rule{}, 1), "report"))
+	if err != nil {
+		return 0, err
+	}
+	st, err := parseState(v, nil)
+	return st.Paused, err
+}
+
 // fakeClock is a Limiter whose scripts read the time from testClockKey.
 type fakeClock struct {
 	*Limiter
@@ -168,7 +186,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 		where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
 		switch s.op {
 		case "reserve":
-			got, err := f.reserve(ctx, key, &rule, s.maxWait, 0)
+			got, err := reserveScript(ctx, f.Limiter, key, &rule, s.maxWait, 0)
 			require.NoError(t, err, where)
 			agreed = assert.Equal(t, want.res.OK, got.ok, where) &&
 				assert.InDelta(t, want.wait, got.wait, float64(tolerance), where+": wait") &&
@@ -332,7 +350,7 @@ func TestJitterAddsToTheGap(t *testing.T) {
 	}
 	for i, tt := range tests {
 		f.at(t, tt.at)
-		res, err := f.reserve(context.Background(), tt.key, &tt.rule, 0, int64(tt.sample/time.Microsecond))
+		res, err := reserveScript(context.Background(), f.Limiter, tt.key, &tt.rule, 0, int64(tt.sample/time.Microsecond))
 		require.NoError(t, err)
 		assert.Equal(t, tt.wait, res.wait, "case %d", i)
 		assert.Equal(t, tt.reason, limiter.Reason(res.reason), "case %d", i)

@@ -27,9 +27,11 @@ type Options struct {
 	Timeout time.Duration
 	// ProbeInterval is how often a Limiter whose Redis does not answer
 	// tries it again in the background, with a reservation on a key of
-	// its own (not a PING, which a full Redis still answers); 250ms when
+	// its own (not a PING, which a full Redis still answers); 100ms when
 	// zero. The shared pace comes back at most about one interval after
-	// that call works.
+	// that call works. With a *redis.Client, each try first dials Redis
+	// (for a Sentinel-managed client, asking a Sentinel where the primary
+	// is), and goes no further while that fails.
 	ProbeInterval time.Duration
 	// Logger is where the Limiter logs that Redis stopped answering (once,
 	// at Warn) and that it answers again (once, at Info); slog.Default()
@@ -96,7 +98,7 @@ func (o Options) resolved() (Options, mode, error) {
 		o.Timeout = 100 * time.Millisecond
 	}
 	if o.ProbeInterval == 0 {
-		o.ProbeInterval = 250 * time.Millisecond
+		o.ProbeInterval = 100 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

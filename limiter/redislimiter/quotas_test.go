@@ -35,7 +35,7 @@ func TestRollingDeployKeepsEveryQuota(t *testing.T) {
 		at := time.Duration(i) * time.Minute
 		w := workers[i%len(workers)]
 		w.at(t, at)
-		res, err := w.reserve(ctx, "deploy.example", rules[i%len(rules)], 0, 0)
+		res, err := reserveScript(ctx, w.Limiter, "deploy.example", rules[i%len(rules)], 0, 0)
 		require.NoError(t, err)
 		if res.ok && at+res.wait < time.Hour {
 			within++
@@ -63,7 +63,7 @@ func TestRollingDeployKeepsTheLongerWindow(t *testing.T) {
 		at := time.Duration(i) * 5 * time.Minute
 		w := workers[i%2]
 		w.at(t, at)
-		res, err := w.reserve(ctx, "longer.example", rules[i%2], 0, 0)
+		res, err := reserveScript(ctx, w.Limiter, "longer.example", rules[i%2], 0, 0)
 		require.NoError(t, err)
 		require.True(t, res.ok)
 		if i%2 == 1 {

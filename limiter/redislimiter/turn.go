@@ -134,14 +134,3 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 	}
 	return res.Wait, paused, nil
 }
-
-// paused returns how long key's pause still lasts on Redis: a report under
-// a rule without quotas, which reads the key's state alone.
-func (l *Limiter) paused(ctx context.Context, key string) (time.Duration, error) {
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), append(ruleArgs(limiter.Rule{}, 1), "report"))
-	if err != nil {
-		return 0, err
-	}
-	st, err := parseState(v, nil)
-	return st.Paused, err
-}

@@ -215,7 +215,7 @@ func TestWorkersSurviveRedisOutage(t *testing.T) {
 		require.Len(t, down, 1, "worker %s logs the outage once", p.id)
 		require.Len(t, up, 1, "worker %s logs the recovery once", p.id)
 		assert.True(t, up[0].Time.After(restartedAt), "worker %s", p.id)
-		// The probe (every 250ms) finds Redis within a few intervals of
+		// The probe (every 100ms) finds Redis within a few intervals of
 		// its start, which a loaded machine slows: a generous bound.
 		assert.Less(t, up[0].Time.Sub(restartedAt), 3*time.Second, "worker %s shares the pace again soon after Redis answers", p.id)
 		if up[0].Time.After(lastUp) {

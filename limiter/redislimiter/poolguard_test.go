@@ -1,0 +1,74 @@
+package redislimiter
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter"
+)
+
+// TestOutageLeavesThePoolUsable: many calls are under way, through a
+// client of two connections with go-redis's default dial retries, when
+// Redis dies. The
+// Limiter sees the outage long before its timeout, cuts the calls short,
+// paces in the fallback and probes outside the client's pool; so the
+// pool's gate (after as many failed dials as it has connections, two
+// here, go-redis fails every call at once and dials again only once a
+// second) stays open, and the client reaches Redis the moment it is back.
+func TestOutageLeavesThePoolUsable(t *testing.T) {
+	srv := redistest.Start(t)
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 2, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { client.Close() })
+	logs := &logRecorder{}
+	l, err := New(client, Options{Logger: slog.New(logs), Timeout: 2 * time.Second, ProbeInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+
+	rule := limiter.Rule{Rate: 1000, Burst: 1000}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for d := range 16 {
+		req := limiter.Request{Key: fmt.Sprintf("d%d.example", d), Rule: &rule}
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, err := limiter.Wait(context.Background(), l, req)
+				if !assert.NoError(t, err, "no request fails") {
+					return
+				}
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	time.Sleep(200 * time.Millisecond)
+	killed := time.Now()
+	srv.Kill()
+	require.Eventually(t, l.down, 5*time.Second, time.Millisecond, "the outage is seen")
+	// go-redis fails a call that dials a dead Redis after five attempts,
+	// 100ms apart; the Limiter's timeout is 2s.
+	assert.Less(t, time.Since(killed), 350*time.Millisecond, "the outage is seen before a dial fails in the pool")
+
+	time.Sleep(time.Second) // paced in the fallback, probed outside the pool
+	srv.Restart()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	assert.NoError(t, client.Ping(ctx).Err(), "the client's pool dials Redis again")
+	eventuallyShared(t, l)
+	assert.Equal(t, 1, logs.count(downLog), "one warning")
+}
