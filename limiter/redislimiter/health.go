@@ -119,6 +119,20 @@ func (l *Limiter) markDown(ctx context.Context, key string, err error) {
 	}
 }
 
+// start runs f on a goroutine of its own that Close waits for, unless the
+// Limiter is closed; f calls h.wg.Done when it returns. It reports whether
+// f runs.
+func (h *health) start(f func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	go f()
+	return true
+}
+
 // reloadSlots makes a Cluster client read which node serves which slot
 // again, in the background.
 func (l *Limiter) reloadSlots(ctx context.Context) {

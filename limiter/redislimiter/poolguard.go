@@ -104,7 +104,9 @@ func (l *Limiter) lookAtStalls() {
 		return
 	}
 	if g.checking.CompareAndSwap(false, true) {
-		go l.checkStall()
+		if !l.health.start(l.checkStall) {
+			g.checking.Store(false)
+		}
 	}
 }
 
@@ -113,6 +115,7 @@ func (l *Limiter) lookAtStalls() {
 func (l *Limiter) checkStall() {
 	g := l.guard
 	defer g.checking.Store(false)
+	defer l.health.wg.Done()
 	if l.down() {
 		return
 	}
