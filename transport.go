@@ -216,13 +216,13 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	}
 	resp, err := t.send(base, req, &fl)
 	if err != nil {
-		t.learnFailure(ctx, d, err, w.sent)
+		t.observeFailure(ctx, d, err, w.sent)
 		return nil, err
 	}
 	if !robots {
 		d.stats.Response(resp.StatusCode)
 	}
-	t.learn(ctx, d, resp, w.sent)
+	t.observe(ctx, d, resp, w.sent)
 	resp.Body = track(fl, resp.Body)
 	return resp, nil
 }

@@ -116,7 +116,7 @@ func TestTransportClosesRequestBodyOnEveryErrorPath(t *testing.T) {
 		check func(t *testing.T, err error)
 	}{
 		{
-			name: "key function error",
+			name: "key function error for a URL with no host",
 			url:  "http:///path",
 			opts: []polite.Option{polite.WithKeyFunc(func(*http.Request) (string, error) { return "", errBase })},
 			check: func(t *testing.T, err error) {

@@ -421,7 +421,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 // String says in one line what the crawl came to.
 func (s summary) String() string {
-	line := fmt.Sprintf("%d URLs in %s: %d fetched", s.total, s.elapsed.Round(time.Millisecond), s.fetched)
+	line := fmt.Sprintf("%s in %s: %d fetched", plural(s.total, "URL"), s.elapsed.Round(time.Millisecond), s.fetched)
 	if s.retried > 0 {
 		line += fmt.Sprintf(" (%d after retries)", s.retried)
 	}
@@ -430,4 +430,12 @@ func (s summary) String() string {
 		line += fmt.Sprintf(", %d not started (stopped)", s.notStarted)
 	}
 	return line
+}
+
+// plural is n and noun, in the plural unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

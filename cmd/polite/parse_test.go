@@ -181,7 +181,7 @@ func TestCheckAgent(t *testing.T) {
 		{"\xff", "a byte outside printable ASCII at byte 0"},
 		{strings.Repeat("a", maxAgent+1), "longer than 128 bytes"},
 	} {
-		t.Run(c.agent, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%q", c.agent), func(t *testing.T) {
 			assert.ErrorContains(t, checkAgent(c.agent), c.want)
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/polite-go/polite/internal/feedback"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -96,7 +97,7 @@ func (r *Counters) Response(status int) {
 		class = 0
 	}
 	r.responses[class].Add(1)
-	if status == 429 || status == 503 {
+	if feedback.Throttled(status) {
 		r.rareCounters().throttled.Add(1)
 	}
 }

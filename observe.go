@@ -16,12 +16,12 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// learn tells the limiter what the response to a request to d, sent at
+// observe tells the limiter what the response to a request to d, sent at
 // sent, says: pauses the server asks for (Retry-After, rate-limit
 // headers), backoff after a 429 or while the server fails, and adaptive
 // pacing. Most responses say nothing, and cost nothing. The response is
 // left as it is.
-func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
+func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
 	p := d.pace.Load()
 	if d.unpaced(p) {
 		return
@@ -34,11 +34,11 @@ func (t *Transport) learn(ctx context.Context, d *domain, resp *http.Response, s
 	t.tell(ctx, d, p, observation(resp, sent, time.Now()))
 }
 
-// learnFailure tells the limiter that a request to d, sent at sent, got
+// observeFailure tells the limiter that a request to d, sent at sent, got
 // no response but err, when err says the server could not be reached or
 // did not answer in time: a server failing backs its domain off as a 5xx
 // does (see config.Limit.ErrorStatuses).
-func (t *Transport) learnFailure(ctx context.Context, d *domain, err error, sent time.Time) {
+func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, sent time.Time) {
 	p := d.pace.Load()
 	if d.unpaced(p) || !transportFailure(ctx, err) || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
 		return
