@@ -262,9 +262,9 @@ func WithMaxPause(d time.Duration) Option {
 //
 // At most the first 500 KiB of a file is read. The files kept are counted
 // at 1 KiB per host plus 4 bytes per byte of file (which bounds what a
-// parsed file holds), within 16 MiB in all: past that, expired files and
-// then the least recently used are forgotten, and fetched again when
-// needed. A check costs at worst the number of rules times the length of
+// parsed file holds), within 16 MiB in all: past that, the least recently
+// used are forgotten, but for those still being fetched, and fetched again
+// when needed. A check costs at worst the number of rules times the length of
 // the URL, never more.
 func WithRobots(agent string) Option {
 	return func(o *options) { o.robots.on, o.robots.agent = true, agent }
