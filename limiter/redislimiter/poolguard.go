@@ -35,6 +35,7 @@ type poolGuard struct {
 	slots      chan struct{} // one per call under way
 	waiting    atomic.Int64  // calls under way
 	checkAfter atomic.Int64  // when waiting calls have stalled, in UnixNano
+	calmUntil  atomic.Int64  // no stall check before then, in UnixNano: a dial found Redis there
 	armed      atomic.Bool   // a timer will look at the calls under way
 	checking   atomic.Bool   // a stall check runs
 }
@@ -97,7 +98,7 @@ func (l *Limiter) lookAtStalls() {
 	if g.waiting.Load() == 0 {
 		return
 	}
-	if wait := time.Duration(g.checkAfter.Load() - time.Now().UnixNano()); wait > 0 {
+	if wait := time.Duration(max(g.checkAfter.Load(), g.calmUntil.Load()) - time.Now().UnixNano()); wait > 0 {
 		if g.armed.CompareAndSwap(false, true) {
 			time.AfterFunc(wait, l.lookAtStalls)
 		}
@@ -124,7 +125,7 @@ func (l *Limiter) checkStall() {
 		l.markDown(ctx, "", err) // one Redis: the probe of any domain reaches it
 		return
 	}
-	g.checkAfter.Store(time.Now().Add(steady).UnixNano())
+	g.calmUntil.Store(time.Now().Add(steady).UnixNano())
 }
 
 // dialable reports whether a connection to the Redis that a *redis.Client

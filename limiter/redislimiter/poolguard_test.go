@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,4 +73,48 @@ func TestOutageLeavesThePoolUsable(t *testing.T) {
 	assert.NoError(t, client.Ping(ctx).Err(), "the client's pool dials Redis again")
 	eventuallyShared(t, l)
 	assert.Equal(t, 1, logs.count(downLog), "one warning")
+}
+
+// slowConn is a connection to Redis 20ms away: each write waits first.
+type slowConn struct{ net.Conn }
+
+func (c slowConn) Write(p []byte) (int, error) {
+	time.Sleep(20 * time.Millisecond)
+	return c.Conn.Write(p)
+}
+
+// TestASlowRedisCostsFewDials: every call to a Redis 20ms away waits
+// longer than the stall check's 10ms, one at a time; the dial that finds
+// Redis there holds the next check off, so the Limiter dials about once
+// a second, not once a call.
+func TestASlowRedisCostsFewDials(t *testing.T) {
+	srv := redistest.Start(t)
+	var dials atomic.Int64
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return slowConn{conn}, nil
+		}})
+	t.Cleanup(func() { client.Close() })
+	l, err := New(client, Options{Timeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+
+	req := limiter.Request{Key: "slow.example", Rule: &limiter.Rule{Rate: 1000, Burst: 1000}}
+	_, err = limiter.Wait(context.Background(), l, req) // the pool's first connection
+	require.NoError(t, err)
+	before, start := dials.Load(), time.Now()
+	calls := 0
+	for time.Since(start) < time.Second {
+		res, err := limiter.Wait(context.Background(), l, req)
+		require.NoError(t, err)
+		require.False(t, res.Degraded, "a slow Redis is no outage")
+		calls++
+	}
+	require.Greater(t, calls, 10, "each call waits out the stall check")
+	assert.LessOrEqual(t, dials.Load()-before, int64(3), "dials in a second of %d calls", calls)
 }
