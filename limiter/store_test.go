@@ -38,18 +38,6 @@ func storedValue(t *testing.T, m *Memory, key string) []byte {
 	return value
 }
 
-// pending is how many keys changed since the last commit.
-func pending(m *Memory) int {
-	n := 0
-	for i := range m.shards {
-		sh := &m.shards[i]
-		sh.mu.Lock()
-		n += len(sh.changed)
-		sh.mu.Unlock()
-	}
-	return n
-}
-
 // The commit after one change writes that key alone, a few pages, however
 // many keys the store holds.
 func TestCommitWritesOnlyWhatChanged(t *testing.T) {
@@ -59,7 +47,7 @@ func TestCommitWritesOnlyWhatChanged(t *testing.T) {
 		m.Reserve(context.Background(), Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &rule})
 	}
 	require.NoError(t, m.Commit())
-	require.Zero(t, pending(m))
+	require.Zero(t, m.Changed())
 
 	key := "domain5000.example"
 	value := storedValue(t, m, key)
@@ -71,7 +59,7 @@ func TestCommitWritesOnlyWhatChanged(t *testing.T) {
 	assert.NotEqual(t, value, storedValue(t, m, key), "the change is in the file")
 	assert.Positive(t, written)
 	assert.LessOrEqual(t, written, int64(8), "pages written for one key of 10,000")
-	assert.Zero(t, pending(m))
+	assert.Zero(t, m.Changed())
 }
 
 // A request goes while a commit waits for the disk: the commit holds no
@@ -87,7 +75,7 @@ func TestRequestsDoNotWaitForTheDisk(t *testing.T) {
 	m.Reserve(context.Background(), r)
 	committed := make(chan error)
 	go func() { committed <- m.Commit() }()
-	require.Eventually(t, func() bool { return pending(m) == 0 }, 10*time.Second, time.Millisecond, "the commit took its batch")
+	require.Eventually(t, func() bool { return m.Changed() == 0 }, 10*time.Second, time.Millisecond, "the commit took its batch")
 
 	reserved := make(chan struct{})
 	go func() {
