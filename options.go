@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -77,7 +78,7 @@ func (o *options) withDefaults() {
 		o.maxPause = limiter.DefaultMaxPause
 	}
 	if o.robots.maxCrawlDelay == 0 {
-		o.robots.maxCrawlDelay = defaultMaxCrawlDelay
+		o.robots.maxCrawlDelay = robotscache.DefaultMaxCrawlDelay
 	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)

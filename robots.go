@@ -10,10 +10,6 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// defaultMaxCrawlDelay caps the Crawl-delay a robots.txt can impose,
-// unless WithMaxCrawlDelay says otherwise.
-const defaultMaxCrawlDelay = 30 * time.Second
-
 // robotsOptions is what the With options say about robots.txt.
 type robotsOptions struct {
 	on            bool

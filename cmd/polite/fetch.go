@@ -19,6 +19,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -101,7 +102,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one attempt at a URL, from when its turn comes to the end of its body (0: none)")
 	fs.DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "the longest a URL waits for its domain's next turn; a URL whose turn comes later is reported as not fetched (0: no limit)")
 	fs.DurationVar(&f.maxPause, "max-pause", limiter.DefaultMaxPause, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
-	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", 30*time.Second, "the longest Crawl-delay a robots.txt can impose (with -robots)")
+	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", robotscache.DefaultMaxCrawlDelay, "the longest Crawl-delay a robots.txt can impose (with -robots)")
 	fs.IntVar(&f.retries, "retries", 3, "`times` a URL is tried again when its answer asks to come back later (0: never)")
 	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")

@@ -32,6 +32,11 @@ const robotsRetry = time.Minute
 // count. Past it, the file is unreachable.
 const robotsFetchTimeout = 10 * time.Second
 
+// DefaultMaxCrawlDelay caps the Crawl-delay a robots.txt can impose,
+// unless the Transport's WithMaxCrawlDelay, or the command's
+// -max-crawl-delay, says otherwise.
+const DefaultMaxCrawlDelay = 30 * time.Second
+
 // robotsBudget is how many bytes the robots.txt cache may count; past it,
 // the least recently used hosts are forgotten.
 const robotsBudget = 16 << 20

@@ -17,15 +17,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// defaultMaxCrawlDelay is the Transport's default cap of a Crawl-delay.
-const defaultMaxCrawlDelay = 30 * time.Second
-
 // newCache returns a Cache that fetches from base directly, with no
 // pacing, as the agent testbot.
 func newCache(base http.RoundTripper) *Cache {
 	return New(Config{
 		Agent:         "testbot",
-		MaxCrawlDelay: defaultMaxCrawlDelay,
+		MaxCrawlDelay: DefaultMaxCrawlDelay,
 		Base:          base,
 		Pace:          func(base http.RoundTripper) http.RoundTripper { return base },
 		Now:           time.Now,
@@ -241,7 +238,7 @@ func FuzzCheck(f *testing.F) {
 		require.NoError(t, err)
 		require.Empty(t, rules.unreachable)
 		assert.GreaterOrEqual(t, rules.crawlDelay, time.Duration(0))
-		assert.LessOrEqual(t, rules.crawlDelay, defaultMaxCrawlDelay)
+		assert.LessOrEqual(t, rules.crawlDelay, DefaultMaxCrawlDelay)
 		assert.LessOrEqual(t, rules.size, int64(4*maxRobotsSize))
 		rules.allows("testbot", uri)
 	})
