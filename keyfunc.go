@@ -83,6 +83,32 @@ func domainKeyOf(hostport string) (string, error) {
 // normalizeHost turns a URL's host[:port] into the host polite keys on. It
 // is idempotent: the host it returns normalises to itself.
 func normalizeHost(hostport string) (string, error) {
+	if isNormalized(hostport) {
+		return hostport, nil
+	}
+	return normalizeAnyHost(hostport)
+}
+
+// isNormalized reports whether host is a host name as normalizeHost
+// returns it, which most are: lower-case letters, digits, hyphens,
+// underscores and dots, with no empty label and no trailing dot.
+func isNormalized(host string) bool {
+	if host == "" || host[0] == '.' || host[len(host)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		switch c := host[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
+		case c == '.' && host[i-1] != '.': // i > 0: host[0] is no dot
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// normalizeAnyHost is normalizeHost for any host.
+func normalizeAnyHost(hostport string) (string, error) {
 	host, split := hostport, false
 	if strings.Contains(hostport, ":") { // a port, or an IPv6 literal
 		if h, _, err := net.SplitHostPort(hostport); err == nil {
