@@ -19,11 +19,11 @@ import (
 // dropped once all its rules have recovered (its bucket is full again, its
 // gaps, pause and quota windows are over), when forgetting it changes
 // nothing but what its server taught it (an adaptive gap, a backoff step;
-// a Transport tells it the Crawl-delay again with the next request). Past
-// about 2,048 keys, each new key looks at two of the least recently used
-// ones and drops those that have recovered, so only keys active in the
-// recent past cost memory, and a quota's window 8 bytes per start it still
-// holds.
+// a Transport tells it the Crawl-delay again with the next request), as a
+// Redis limiter's keys expire. Each new key looks at the two least
+// recently used keys of its shard and drops those that have recovered, so
+// only keys active in the recent past cost memory, and a quota's window 8
+// bytes per start it still holds.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
@@ -42,11 +42,10 @@ type shard struct {
 	changed map[string]struct{} // the keys changed since Persist's last commit
 }
 
-// Past keep keys in a shard, each new key looks at the look least
-// recently used keys of its shard and drops the quiet ones.
+// Memory's keys are spread over shards; each new key looks at the look
+// least recently used keys of its shard and drops the quiet ones.
 const (
 	shards = 16
-	keep   = 2048 / shards
 	look   = 2
 )
 
@@ -197,7 +196,7 @@ func (sh *shard) stateLocked(key string, now int64) *keyState {
 		sh.changedLocked(e.Key)
 		return &e.Value
 	}
-	sh.keys.Trim(keep-1, look, func(e *lru.Entry[string, keyState]) bool {
+	sh.keys.Trim(0, look, func(e *lru.Entry[string, keyState]) bool {
 		e.Value.dropped = e.Value.quietAt <= now
 		if e.Value.dropped {
 			sh.changedLocked(e.Key)
