@@ -8,8 +8,8 @@ package lru
 // The zero List is empty and ready to use. A List is not safe for
 // concurrent use: its owner locks around it.
 type List[K comparable, V any] struct {
-	m    map[K]*Entry[K, V]
-	root Entry[K, V] // root.next is the most recently used, root.prev the least
+	m           map[K]*Entry[K, V]
+	front, back *Entry[K, V] // the most and the least recently used; nil when empty
 }
 
 // Entry is one key of a List and its value. The value stays at the same
@@ -18,14 +18,7 @@ type List[K comparable, V any] struct {
 type Entry[K comparable, V any] struct {
 	Key        K
 	Value      V
-	prev, next *Entry[K, V]
-}
-
-func (l *List[K, V]) init() {
-	if l.m == nil {
-		l.m = make(map[K]*Entry[K, V])
-		l.root.prev, l.root.next = &l.root, &l.root
-	}
+	prev, next *Entry[K, V] // the entries used just after and just before it
 }
 
 // Len returns how many keys l holds.
@@ -46,18 +39,19 @@ func (l *List[K, V]) Peek(key K) *Entry[K, V] { return l.m[key] }
 // Add stores key with a zero value as the most recently used, and returns
 // its entry. The key must not be in l.
 func (l *List[K, V]) Add(key K) *Entry[K, V] {
-	l.init()
+	if l.m == nil {
+		l.m = make(map[K]*Entry[K, V])
+	}
 	e := &Entry[K, V]{Key: key}
 	l.m[key] = e
-	l.insertFront(e)
+	l.pushFront(e)
 	return e
 }
 
 // Remove forgets e, an entry of l.
 func (l *List[K, V]) Remove(e *Entry[K, V]) {
 	delete(l.m, e.Key)
-	e.prev.next, e.next.prev = e.next, e.prev
-	e.prev, e.next = nil, nil
+	l.unlink(e)
 }
 
 // Trim removes least recently used entries while l holds more than max,
@@ -65,7 +59,7 @@ func (l *List[K, V]) Remove(e *Entry[K, V]) {
 // kept, and moved to the front, so that the next Trim looks past it.
 func (l *List[K, V]) Trim(max, look int, mayGo func(*Entry[K, V]) bool) {
 	for ; look > 0 && len(l.m) > max; look-- {
-		e := l.root.prev
+		e := l.back
 		if mayGo(e) {
 			l.Remove(e)
 		} else {
@@ -77,10 +71,7 @@ func (l *List[K, V]) Trim(max, look int, mayGo func(*Entry[K, V]) bool) {
 // All calls yield for each entry, from the most to the least recently
 // used, until it returns false. yield must not change l.
 func (l *List[K, V]) All(yield func(*Entry[K, V]) bool) {
-	if l.m == nil {
-		return
-	}
-	for e := l.root.next; e != &l.root; e = e.next {
+	for e := l.front; e != nil; e = e.next {
 		if !yield(e) {
 			return
 		}
@@ -88,15 +79,32 @@ func (l *List[K, V]) All(yield func(*Entry[K, V]) bool) {
 }
 
 func (l *List[K, V]) toFront(e *Entry[K, V]) {
-	if l.root.next == e {
-		return
+	if l.front != e {
+		l.unlink(e)
+		l.pushFront(e)
 	}
-	e.prev.next, e.next.prev = e.next, e.prev
-	l.insertFront(e)
 }
 
-func (l *List[K, V]) insertFront(e *Entry[K, V]) {
-	e.prev, e.next = &l.root, l.root.next
-	l.root.next.prev = e
-	l.root.next = e
+func (l *List[K, V]) unlink(e *Entry[K, V]) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.front = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.back = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+func (l *List[K, V]) pushFront(e *Entry[K, V]) {
+	e.next = l.front
+	if l.front != nil {
+		l.front.prev = e
+	} else {
+		l.back = e
+	}
+	l.front = e
 }

@@ -45,3 +45,20 @@ func TestTrimDropsTheOldestThatMayGo(t *testing.T) {
 	l.Trim(0, 10, func(*Entry[string, int]) bool { return false })
 	assert.Equal(t, 4, l.Len(), "nothing may go: the look bounds the work")
 }
+
+func TestRemoveFromEitherEnd(t *testing.T) {
+	var l List[string, int]
+	for _, k := range []string{"a", "b", "c", "d"} {
+		l.Add(k)
+	}
+	l.Remove(l.Peek("d")) // the most recently used
+	l.Remove(l.Peek("a")) // the least
+	assert.Equal(t, []string{"c", "b"}, keys(&l))
+	l.Trim(1, 1, func(*Entry[string, int]) bool { return true })
+	assert.Equal(t, []string{"c"}, keys(&l), "b was the least recently used left")
+	l.Remove(l.Peek("c"))
+	assert.Empty(t, keys(&l))
+	l.Add("e")
+	l.Add("f")
+	assert.Equal(t, []string{"f", "e"}, keys(&l), "an emptied List works again")
+}
