@@ -1,6 +1,7 @@
 package limiter_test
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -41,6 +42,33 @@ func TestMemoryErrorBackoff(t *testing.T) {
 	quiet := limiter.Request{Key: "quiet.example", Rule: &off}
 	assert.Zero(t, m.ObserveAt(quiet, limiter.Observation{Failed: true, Sent: t0}, t0), "error backoff turned off")
 	assert.Zero(t, m.ObserveAt(quiet, limiter.Observation{Status: http.StatusBadGateway, Sent: t0}, t0))
+}
+
+// A backoff step outlives its pause by as long again, however many other
+// keys come meanwhile: a server failing again soon after pauses twice as
+// long. Past that, the key starts over from the first step.
+func TestMemoryBackoffOutlivesOtherKeys(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	m := limiter.NewMemory()
+	rule := limiter.RuleOf(config.Limit{RequestsPerSecond: 100, Burst: 1})
+	others := func(at time.Time, prefix string) {
+		for i := range 200 {
+			m.ReserveAt(limiter.Request{Key: fmt.Sprintf("%s%d.example", prefix, i), Rule: &rule}, at)
+		}
+	}
+	r := limiter.Request{Key: "failing.example", Rule: &rule}
+	m.ReserveAt(r, t0)
+	require.Equal(t, time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t0}, t0))
+
+	t1 := t0.Add(1500 * time.Millisecond) // the pause is over
+	others(t1, "a")
+	m.ReserveAt(r, t1)
+	assert.Equal(t, 2*time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t1}, t1), "doubled")
+
+	t2 := t1.Add(4500 * time.Millisecond) // 2 s of pause and 2 s more are over
+	others(t2, "b")
+	m.ReserveAt(r, t2)
+	assert.Equal(t, time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t2}, t2), "forgotten")
 }
 
 // Adaptive pacing keeps its start delay from the first request on, and

@@ -235,7 +235,8 @@ func (s *keyState) allowed(now int64, rule *Rule) int64 {
 }
 
 // quiet is when the state becomes as good as a fresh one under rule:
-// its bucket full, its gaps, pause and quota windows over.
+// its bucket full, its gaps, pause and quota windows over, and a backoff
+// step, if any, past what it remembers.
 func (s *keyState) quiet(rule *Rule) int64 {
 	q := s.pausedUntil
 	gap, _ := s.minDelay(rule)
@@ -250,6 +251,11 @@ func (s *keyState) quiet(rule *Rule) int64 {
 	}
 	if n := len(s.starts); n > 0 {
 		q = max(q, after(s.starts[n-1], longestWindow(rule)))
+	}
+	if step := s.fb.Backoff(); step > 0 {
+		// Remembered for as long again as its pause, so that a server
+		// failing again soon after pauses the key twice as long.
+		q = max(q, after(s.pausedUntil, step))
 	}
 	return q
 }

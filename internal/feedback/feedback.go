@@ -188,6 +188,16 @@ func (s *State) SetCrawlDelay(host string, c time.Duration) bool {
 	return true
 }
 
+// Backoff is the current backoff step: the pause the latest 429 or error
+// asked for, which the next one doubles; 0 when not backing off, or for a
+// nil State.
+func (s *State) Backoff() time.Duration {
+	if s == nil {
+		return 0
+	}
+	return s.step
+}
+
 // MinDelay is the least gap between two requests that the server asked
 // for: the larger of the Crawl-delay and the adaptive gap, and the reason
 // for it; 0 and "" if neither is set. start is the adaptive gap until the
