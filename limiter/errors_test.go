@@ -71,6 +71,25 @@ func TestMemoryBackoffOutlivesOtherKeys(t *testing.T) {
 	assert.Equal(t, time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t2}, t2), "forgotten")
 }
 
+// An adaptive gap outlives itself by as long again, however many other
+// keys come meanwhile: a slow server is not sped up by a short idle time.
+func TestMemoryAdaptiveGapOutlivesOtherKeys(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	m := limiter.NewMemory()
+	rule := limiter.RuleOf(config.Limit{RequestsPerSecond: 100, Burst: 1, Adaptive: true, AdaptiveStartDelay: time.Second})
+	r := limiter.Request{Key: "slow.example", Rule: &rule}
+	m.ReserveAt(r, t0)
+	m.ObserveAt(r, limiter.Observation{Status: http.StatusOK, Sent: t0, Latency: 7 * time.Second}, t0)
+	require.Equal(t, 4*time.Second, m.StateAt(r, t0).MinDelay, "halfway from 1s to 7s")
+
+	t1 := t0.Add(5 * time.Second) // past the gap, within as long again
+	for i := range 200 {
+		m.ReserveAt(limiter.Request{Key: fmt.Sprintf("k%d.example", i), Rule: &rule}, t1)
+	}
+	require.Zero(t, m.ReserveAt(r, t1).Wait)
+	assert.Equal(t, 4*time.Second, m.ReserveAt(r, t1).Wait)
+}
+
 // Adaptive pacing keeps its start delay from the first request on, and
 // never goes past its maximum.
 func TestMemoryAdaptiveStartAndMaxDelay(t *testing.T) {

@@ -235,13 +235,17 @@ func (s *keyState) allowed(now int64, rule *Rule) int64 {
 }
 
 // quiet is when the state becomes as good as a fresh one under rule:
-// its bucket full, its gaps, pause and quota windows over, and a backoff
-// step, if any, past what it remembers.
+// its bucket full, its gaps, pause and quota windows over, and what its
+// server taught (a backoff step, an adaptive gap) past what it remembers.
 func (s *keyState) quiet(rule *Rule) int64 {
 	q := s.pausedUntil
-	gap, _ := s.minDelay(rule)
+	gap, why := s.minDelay(rule)
 	if s.plan.last != none {
 		q = max(q, after(after(s.plan.last, gap), rule.Jitter))
+		if why == ReasonAdaptive {
+			// Remembered for as long again, as a backoff step is.
+			q = max(q, after(after(s.plan.last, gap), gap))
+		}
 	}
 	if s.sent.last != none {
 		q = max(q, after(s.sent.last, gap))
