@@ -17,13 +17,12 @@ import (
 //
 // Memory stays bounded however many keys it meets: a key's state may be
 // dropped once all its rules have recovered (its bucket is full again, its
-// gaps, pause and quota windows are over), when forgetting it changes
-// nothing but what its server taught it (an adaptive gap, a backoff step;
-// a Transport tells it the Crawl-delay again with the next request), as a
-// Redis limiter's keys expire. Each new key looks at the two least
-// recently used keys of its shard and drops those that have recovered, so
-// only keys active in the recent past cost memory, and a quota's window 8
-// bytes per start it still holds.
+// gaps, pause and quota windows are over) and what its server taught it
+// (a backoff step, an adaptive gap) has gone unused for as long again as
+// it lasted; a Transport tells it the Crawl-delay again with each request.
+// Each new key looks at the two least recently used keys of its shard and
+// drops those, so only keys active in the recent past cost memory, and a
+// quota's window 8 bytes per start it still holds.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
