@@ -18,7 +18,7 @@ const DelayThreshold = 10 * time.Millisecond
 type Counters struct {
 	// Every request writes these: they share one cache line.
 	total, inFlight, lastRequestUnixNano atomic.Int64
-	responses                            [6]atomic.Int64
+	responses                            [4]atomic.Int64 // 2xx to 5xx
 
 	rare atomic.Pointer[rareCounters] // nil until one of them counts
 }
@@ -31,6 +31,7 @@ type rareCounters struct {
 	globalDelayed             atomic.Int64
 	disallowed, robots        atomic.Int64
 	throttled, degraded       atomic.Int64
+	informational, unusual    atomic.Int64 // 1xx responses, and those of no class
 	waitNanos, pausedNanos    atomic.Int64
 }
 
@@ -92,11 +93,14 @@ func (r *Counters) Failed() { r.rareCounters().failed.Add(1) }
 
 // Response records a response's status code.
 func (r *Counters) Response(status int) {
-	class := status / 100
-	if class < 1 || class > 5 {
-		class = 0
+	switch class := status / 100; {
+	case class >= 2 && class <= 5:
+		r.responses[class-2].Add(1)
+	case class == 1:
+		r.rareCounters().informational.Add(1)
+	default:
+		r.rareCounters().unusual.Add(1)
 	}
-	r.responses[class].Add(1)
 	if feedback.Throttled(status) {
 		r.rareCounters().throttled.Add(1)
 	}
@@ -128,9 +132,10 @@ func (r *Counters) Snapshot(domain string) stats.Snapshot {
 		s.ThrottledResponses = c.throttled.Load()
 		s.DegradedRequests = c.degraded.Load()
 		s.PausedTime = time.Duration(c.pausedNanos.Load())
+		s.Responses[0], s.Responses[1] = c.unusual.Load(), c.informational.Load()
 	}
 	for i := range r.responses {
-		s.Responses[i] = r.responses[i].Load()
+		s.Responses[i+2] = r.responses[i].Load()
 	}
 	if last := r.lastRequestUnixNano.Load(); last != 0 {
 		s.LastRequestTime = time.Unix(0, last)

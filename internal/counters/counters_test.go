@@ -53,7 +53,7 @@ func TestRecorderCounts(t *testing.T) {
 	r.Canceled()
 	r.Canceled()
 	r.Failed()
-	for _, status := range []int{200, 204, 301, 404, 429, 500, 503, 503, 0, 99, 600, -1} {
+	for _, status := range []int{200, 204, 301, 404, 429, 500, 503, 503, 0, 99, 600, -1, 101} {
 		r.Response(status)
 	}
 	r.Paused(2 * time.Second)
@@ -75,7 +75,7 @@ func TestRecorderCounts(t *testing.T) {
 		LastRequestTime:    s.LastRequestTime,
 		DelayRate:          0.5,
 		InFlight:           2,
-		Responses:          [6]int64{4, 0, 2, 1, 2, 3},
+		Responses:          [6]int64{4, 1, 2, 1, 2, 3},
 		ThrottledResponses: 3,
 		DegradedRequests:   1,
 		PausedTime:         3 * time.Second,
