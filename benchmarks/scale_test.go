@@ -2,7 +2,11 @@
 // round robin, for polite, the naive map and the naive map bounded by an
 // LRU, in one run:
 //
-//	go test -run '^$' -bench Domains -benchtime 2000000x ./benchmarks
+//	go test -run '^$' -bench Domains -benchtime 1000000x ./benchmarks
+//
+// or each in a process of its own, over rounds, with the ratios:
+//
+//	benchmarks/ratios
 
 package benchmarks
 
