@@ -39,9 +39,9 @@ import (
 // Memory is bounded as limiter.Memory bounds its own: a domain's entry may
 // be dropped once this process's own pace has fully recovered from its
 // latest start (a full bucket, min delay and jitter over), when it changes
-// nothing. Past keep entries in a shard, each new domain looks at the look
-// least recently used ones and drops those. So only domains this process
-// used in the recent past cost memory.
+// nothing. Each new domain looks at the look least recently used entries
+// of its shard and drops those. So only domains this process used in the
+// recent past cost memory.
 //
 // A handoff is safe for concurrent use.
 type handoff struct {
@@ -73,13 +73,9 @@ func newHandoff() *handoff {
 	return &handoff{seed: maphash.MakeSeed()}
 }
 
-// Past keep entries in a shard, each new domain looks at the look least
-// recently used entries of its shard and drops those that constrain
-// nothing.
-const (
-	keep = 2048 / handoffShards
-	look = 2
-)
+// Each new domain looks at the look least recently used entries of its
+// shard and drops those that constrain nothing.
+const look = 2
 
 func (h *handoff) shard(key string) *handoffShard {
 	return &h.shards[maphash.String(h.seed, key)%handoffShards]
@@ -146,7 +142,7 @@ func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, a
 	found := sh.keys.Get(key)
 	fresh := found == nil || h.dropIfIdle(&found.Value, at) // an idle entry is as good as none
 	if found == nil {
-		sh.keys.Trim(keep-1, look, func(old *lru.Entry[string, held]) bool {
+		sh.keys.Trim(0, look, func(old *lru.Entry[string, held]) bool {
 			return h.dropIfIdle(&old.Value, at)
 		})
 		found = sh.keys.Add(strings.Clone(key))

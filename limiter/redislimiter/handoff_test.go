@@ -128,10 +128,11 @@ func TestHandoffForgetsIdleDomains(t *testing.T) {
 		}
 		return n
 	}
-	// Past keep per shard, each new domain drops idle ones: the domains
-	// active in the last 100ms, and keep per shard.
-	assert.LessOrEqual(t, size(), 100+handoffShards*keep)
-	assert.Greater(t, size(), handoffShards*keep/2, "domains are kept up to keep")
+	// Each new domain drops idle ones: what stays is the domains active
+	// in the last 100ms, and idle ones not looked at yet, fewer than those
+	// (134 to 166 in 300 runs).
+	assert.LessOrEqual(t, size(), 2*100)
+	assert.GreaterOrEqual(t, size(), 100, "the domains active in the last 100ms are kept")
 	assert.LessOrEqual(t, h.fellBack.Load(), int64(size()))
 }
 
