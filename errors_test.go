@@ -2,6 +2,7 @@ package polite_test
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -127,6 +128,8 @@ func TestZeroTransportReportsNothing(t *testing.T) {
 	assert.Empty(t, tr.AllStats())
 	assert.Zero(t, tr.RemainingWait("example.com"))
 	assert.Zero(t, tr.RequestWait(req))
+	assert.EqualError(t, tr.SetTLSClientConfig(&tls.Config{}), notMade)
+	assert.NotNil(t, tr.TLSClientConfig(), "an empty configuration that changes nothing")
 	assert.NoError(t, tr.Close())
 	tr.CloseIdleConnections()
 }

@@ -44,6 +44,9 @@ func (t *Transport) TLSClientConfig() *tls.Config {
 // of an *http.Transport base, or what a base with a SetTLSClientConfig
 // method does with it. For any other base it is an error.
 func (t *Transport) SetTLSClientConfig(c *tls.Config) error {
+	if !t.made() {
+		return errNotMade
+	}
 	switch base := t.base.(type) {
 	case *http.Transport:
 		base.TLSClientConfig = c
