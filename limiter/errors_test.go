@@ -51,8 +51,8 @@ func TestMemoryBackoffOutlivesOtherKeys(t *testing.T) {
 	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	m := limiter.NewMemory()
 	rule := limiter.RuleOf(config.Limit{RequestsPerSecond: 100, Burst: 1})
-	others := func(at time.Time, prefix string) {
-		for i := range 200 {
+	others := func(at time.Time, prefix string, n int) {
+		for i := range n {
 			m.ReserveAt(limiter.Request{Key: fmt.Sprintf("%s%d.example", prefix, i), Rule: &rule}, at)
 		}
 	}
@@ -61,12 +61,14 @@ func TestMemoryBackoffOutlivesOtherKeys(t *testing.T) {
 	require.Equal(t, time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t0}, t0))
 
 	t1 := t0.Add(1500 * time.Millisecond) // the pause is over
-	others(t1, "a")
+	others(t1, "a", 200)
 	m.ReserveAt(r, t1)
 	assert.Equal(t, 2*time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t1}, t1), "doubled")
 
 	t2 := t1.Add(4500 * time.Millisecond) // 2 s of pause and 2 s more are over
-	others(t2, "b")
+	// Each new key drops at most two quiet ones of its shard: ten times as
+	// many as the shard holds reach the failing key, however the keys fall.
+	others(t2, "b", 2000)
 	m.ReserveAt(r, t2)
 	assert.Equal(t, time.Second, m.ObserveAt(r, limiter.Observation{Status: http.StatusServiceUnavailable, Sent: t2}, t2), "forgotten")
 }
