@@ -20,9 +20,10 @@ import (
 // gaps, pause and quota windows are over) and what its server taught it
 // (a backoff step, an adaptive gap) has gone unused for as long again as
 // it lasted; a Transport tells it the Crawl-delay again with each request.
-// Each new key looks at the two least recently used keys of its shard and
-// drops those, so only keys active in the recent past cost memory, and a
-// quota's window 8 bytes per start it still holds.
+// Each new key looks at the two least recently used keys of its shard,
+// drops those it may, and reuses the memory of the first it drops, so only
+// keys active in the recent past cost memory, and a quota's window 8 bytes
+// per start it still holds.
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
@@ -156,7 +157,7 @@ type memoryTurn shard
 func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !res.state.dropped {
+	if res.state.handedOut(res.id) {
 		res.state.cancel(res.id, res.at, res.rule)
 		(*shard)(t).changedLocked(res.key)
 	}
@@ -173,7 +174,7 @@ func (t *memoryTurn) Confirm(_ context.Context, res *Reservation) (time.Duration
 }
 
 func (sh *shard) confirmLocked(res *Reservation, now int64, jitter time.Duration) time.Duration {
-	if res.state.dropped {
+	if !res.state.handedOut(res.id) {
 		return 0 // nothing left to keep it apart from
 	}
 	wait := res.state.confirm(now, res, jitter)
@@ -188,22 +189,34 @@ func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 // sinceEpoch is the current time on m's clock.
 func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 
-// stateLocked finds or creates key's state. A new key may first drop
-// least recently used keys that are quiet at now.
+// stateLocked finds or creates key's state. A new key first drops those of
+// the least recently used keys that are quiet at now, and takes the entry
+// of the first it drops.
 func (sh *shard) stateLocked(key string, now int64) *keyState {
 	if e := sh.keys.Get(key); e != nil {
 		sh.changedLocked(e.Key)
 		return &e.Value
 	}
+	var free *lru.Entry[string, keyState]
 	sh.keys.Trim(0, look, func(e *lru.Entry[string, keyState]) bool {
-		e.Value.dropped = e.Value.quietAt <= now
-		if e.Value.dropped {
-			sh.changedLocked(e.Key)
+		if e.Value.quietAt > now {
+			return false
 		}
-		return e.Value.dropped
+		sh.changedLocked(e.Key)
+		e.Value.drop()
+		if free == nil {
+			free = e
+		}
+		return true
 	})
-	e := sh.keys.Add(strings.Clone(key))
-	e.Value = *newKeyState()
+	var e *lru.Entry[string, keyState]
+	if free != nil {
+		e = sh.keys.Reuse(free, strings.Clone(key))
+		e.Value.renew()
+	} else {
+		e = sh.keys.Add(strings.Clone(key))
+		e.Value = *newKeyState()
+	}
 	sh.changedLocked(e.Key)
 	return &e.Value
 }

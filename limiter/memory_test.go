@@ -618,6 +618,34 @@ func TestStaleCancel(t *testing.T) {
 	assert.Equal(t, probe(c, twin, r, 10*time.Second), probe(c, m, r, 10*time.Second))
 }
 
+// TestStaleTurnsLeaveOtherKeysAlone checks that a turn handed out before
+// its key was dropped, confirmed or cancelled once other keys have taken
+// the memory the key's state held, changes none of theirs.
+func TestStaleTurnsLeaveOtherKeysAlone(t *testing.T) {
+	c := newClock()
+	m, twin := limiter.NewMemory(), limiter.NewMemory()
+	var turns []limiter.Reservation
+	for range 3 {
+		res, _ := c.reserveAt(m, limiter.Request{Key: "a.com", Rule: &cancelRule}, 0)
+		require.True(t, res.OK)
+		turns = append(turns, res)
+	}
+	require.Positive(t, turns[2].Wait, "the last turn waits")
+	keys := make([]limiter.Request, 200)
+	for i := range keys {
+		keys[i] = limiter.Request{Key: fmt.Sprintf("k%d.com", i), Rule: &cancelRule}
+		c.reserveAt(m, keys[i], 20*time.Second)
+		c.reserveAt(twin, keys[i], 20*time.Second)
+	}
+	require.Equal(t, len(keys), m.Len(), "a.com was dropped")
+
+	assert.Zero(t, limiter.ConfirmAt(&turns[2], c.at(20500*time.Millisecond)), "a late turn of a dropped key keeps nothing apart")
+	require.NoError(t, turns[1].Cancel(context.Background()))
+	for _, r := range keys {
+		assert.Equal(t, probe(c, twin, r, 20500*time.Millisecond), probe(c, m, r, 20500*time.Millisecond), r.Key)
+	}
+}
+
 // TestHugeRules checks that rules whose waits overflow int64 nanoseconds
 // wait (nearly) forever instead of wrapping round to no wait at all.
 func TestHugeRules(t *testing.T) {

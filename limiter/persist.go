@@ -37,7 +37,7 @@ func (m *Memory) replace(key string, st *keyState) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if e := sh.keys.Peek(key); e != nil {
-		e.Value.dropped = true
+		e.Value.drop()
 		sh.keys.Remove(e)
 	}
 	sh.keys.Add(strings.Clone(key)).Value = *st

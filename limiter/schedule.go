@@ -29,10 +29,10 @@ type keyState struct {
 	turns       []turn  // the latest turns handed out, oldest first: see cancel
 	turn        [1]turn // where turns starts, so that a key that waits for none holds its latest turn without an allocation
 	seq         uint64  // the latest turn's ID
+	born        uint64  // the turns up to this ID are not the state's: see renew and drop
 	quietAt     int64   // from then on the state is as good as a fresh one
 	fb          *feedback.State
 	made        uint32 // counts the starts made
-	dropped     bool   // Memory forgot it: its turns have nothing to keep apart
 	restored    bool   // made elsewhere: the next rule fits its times (see fit)
 }
 
@@ -64,6 +64,23 @@ type turn struct {
 func newKeyState() *keyState {
 	return &keyState{plan: noSchedule, sent: noSchedule, pausedUntil: none, quietAt: none}
 }
+
+// renew makes s, a state Memory dropped, a fresh one for another key. Its
+// turn IDs go on from where they were, so that the turns handed out
+// before, which were the other key's, are not its own.
+func (s *keyState) renew() {
+	seq := s.seq
+	*s = *newKeyState()
+	s.seq, s.born = seq, seq
+}
+
+// drop makes none of the turns handed out so far s's: Memory forgot it, so
+// they have nothing to keep apart.
+func (s *keyState) drop() { s.born = math.MaxUint64 }
+
+// handedOut reports whether s handed out the turn id, since it was made or
+// renewed.
+func (s *keyState) handedOut(id uint64) bool { return id > s.born }
 
 var noSchedule = schedule{bucket: bucket{at: none}, last: none}
 

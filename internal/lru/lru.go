@@ -2,8 +2,9 @@
 package lru
 
 // List maps keys to values and orders them from the least to the most
-// recently used. Each key costs one allocation, which holds the key, the
-// value and the links of the order. Trim bounds it.
+// recently used. Each key added costs one allocation, which holds the
+// key, the value and the links of the order; Reuse takes an entry removed
+// before instead. Trim bounds it.
 //
 // The zero List is empty and ready to use. A List is not safe for
 // concurrent use: its owner locks around it.
@@ -38,11 +39,17 @@ func (l *List[K, V]) Peek(key K) *Entry[K, V] { return l.m[key] }
 
 // Add stores key with a zero value as the most recently used, and returns
 // its entry. The key must not be in l.
-func (l *List[K, V]) Add(key K) *Entry[K, V] {
+func (l *List[K, V]) Add(key K) *Entry[K, V] { return l.Reuse(new(Entry[K, V]), key) }
+
+// Reuse stores key in e, an entry that l no longer holds, as the most
+// recently used, and returns e. e keeps its value, for the caller to make
+// key's: reusing an entry saves the allocation Add makes. The key must not
+// be in l.
+func (l *List[K, V]) Reuse(e *Entry[K, V], key K) *Entry[K, V] {
 	if l.m == nil {
 		l.m = make(map[K]*Entry[K, V])
 	}
-	e := &Entry[K, V]{Key: key}
+	e.Key = key
 	l.m[key] = e
 	l.pushFront(e)
 	return e

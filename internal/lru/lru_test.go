@@ -62,3 +62,18 @@ func TestRemoveFromEitherEnd(t *testing.T) {
 	l.Add("f")
 	assert.Equal(t, []string{"f", "e"}, keys(&l), "an emptied List works again")
 }
+
+func TestReuseTakesARemovedEntry(t *testing.T) {
+	var l List[string, int]
+	for i, k := range []string{"a", "b", "c"} {
+		l.Add(k).Value = i
+	}
+	old := l.Peek("a")
+	l.Remove(old)
+	e := l.Reuse(old, "d")
+	assert.Same(t, old, e)
+	assert.Equal(t, []string{"d", "c", "b"}, keys(&l))
+	assert.Equal(t, 0, l.Get("d").Value, "the value is the caller's to make")
+	assert.Nil(t, l.Peek("a"))
+	assert.Equal(t, 3, l.Len())
+}
