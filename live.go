@@ -122,8 +122,12 @@ func sameLimit(a, b *config.Limit) bool {
 
 // SetLimit sets the limit of domain, a key or a pattern named as
 // WithDomain names it, while the Transport runs: the next turn of each
-// key it applies to follows l, and turns already granted are kept. An
-// invalid limit or name changes nothing and is a *config.FieldError
+// key it applies to follows l, and turns already granted are kept. l
+// counts a key's earlier requests while the limiter holds its pace: a
+// limiter.Memory forgets a pace once it has recovered under its old limit,
+// so a key idle that long starts l afresh, as a full x/time/rate bucket
+// lets its token go at once after SetLimit. An invalid limit or name
+// changes nothing and is a *config.FieldError
 // naming the domain and the field. A new max_concurrent counts the
 // requests that start after the change.
 func (t *Transport) SetLimit(domain string, l config.Limit) error {
@@ -152,7 +156,8 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 // of all those in force: the default, those of domains and patterns (from
 // WithDomain too), and the server's and the global limits (a scope that f
 // leaves out no longer applies). The next turn of each key follows its new
-// limit; turns already granted are kept. An invalid f changes nothing and
+// limit, counting its earlier requests as SetLimit says; turns already
+// granted are kept. An invalid f changes nothing and
 // is an error naming the domain and the field. What other options set
 // (the key function, the limiter, WithMaxWait, WithMaxDomains,
 // WithMaxPause, WithLoopbackExempt, WithRobots, WithLookup, WithLogger)
