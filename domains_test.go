@@ -17,6 +17,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/heaptest"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -451,18 +452,13 @@ func TestDomainHeapPerTrackedDomain(t *testing.T) {
 	for i := range urls {
 		urls[i] = fmt.Sprintf("http://www.domain%d.com/", i)
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-
-	for _, u := range urls {
-		require.NoError(t, roundTrip(t, tr, context.Background(), u))
-	}
-
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	held := heaptest.Held(func() {
+		for _, u := range urls {
+			require.NoError(t, roundTrip(t, tr, context.Background(), u))
+		}
+	})
 	require.Len(t, tr.AllStats(), n)
-	perDomain := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	perDomain := held / n
 	t.Logf("heap per tracked domain: %d bytes", perDomain)
 	assert.LessOrEqual(t, perDomain, int64(1024))
 	runtime.KeepAlive(tr)
@@ -483,19 +479,14 @@ func TestDomainHeapStaysBoundedPastMaxDomains(t *testing.T) {
 	// so what stays is the Transport's own: its table of domains.
 	tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithMaxDomains(max),
 		polite.WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1}))
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-
-	for i := range n {
-		require.NoError(t, roundTrip(t, tr, context.Background(), fmt.Sprintf("http://www.domain%d.com/", i)))
-	}
-
-	runtime.GC()
-	runtime.ReadMemStats(&after)
+	held := heaptest.Held(func() {
+		for i := range n {
+			require.NoError(t, roundTrip(t, tr, context.Background(), fmt.Sprintf("http://www.domain%d.com/", i)))
+		}
+	})
 	tracked := len(tr.AllStats())
 	require.LessOrEqual(t, tracked, max)
-	perDomain := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / max
+	perDomain := held / max
 	t.Logf("heap per tracked domain after %d domains, at most %d tracked: %d bytes", n, max, perDomain)
 	assert.LessOrEqual(t, perDomain, int64(1024), "forgotten domains must not stay reachable")
 	runtime.KeepAlive(tr)
@@ -511,17 +502,14 @@ func TestDomainHeapIgnoresTheURLLength(t *testing.T) {
 	perDomain := func(path string) int64 {
 		tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithMaxDomains(2*n),
 			polite.WithDefault(config.Limit{RequestsPerSecond: 1e6, Burst: 1}))
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		for i := range n {
-			u := fmt.Sprintf("http://www.long%d-%d.com/%s", len(path), i, path)
-			require.NoError(t, roundTrip(t, tr, context.Background(), u))
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
+		held := heaptest.Held(func() {
+			for i := range n {
+				u := fmt.Sprintf("http://www.long%d-%d.com/%s", len(path), i, path)
+				require.NoError(t, roundTrip(t, tr, context.Background(), u))
+			}
+		})
 		runtime.KeepAlive(tr)
-		return (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+		return held / n
 	}
 	short, long := perDomain("a"), perDomain(strings.Repeat("a", 4000))
 	t.Logf("heap per tracked domain: %d bytes with a 1-byte path, %d with a 4,000-byte one", short, long)

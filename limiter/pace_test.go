@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/heaptest"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -149,16 +150,13 @@ func TestQuotaMemoryGrowsWithRequests(t *testing.T) {
 	for i := range keys {
 		keys[i] = "d" + string(rune('a'+i%26)) + time.Duration(i).String() + ".example"
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for _, k := range keys {
-		_, err := m.Reserve(context.Background(), limiter.Request{Key: k, Rule: &rule})
-		require.NoError(t, err)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	perKey := float64(after.HeapAlloc-before.HeapAlloc) / float64(len(keys))
+	held := heaptest.Held(func() {
+		for _, k := range keys {
+			_, err := m.Reserve(context.Background(), limiter.Request{Key: k, Rule: &rule})
+			require.NoError(t, err)
+		}
+	})
+	perKey := float64(held) / float64(len(keys))
 	t.Logf("%.0f bytes per key", perKey)
 	assert.Less(t, perKey, 2000.0, "the whole 10,000-start ring would be 80 KB")
 	runtime.KeepAlive(m)

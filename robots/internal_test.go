@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/internal/heaptest"
 )
 
 func normalRule(s string) string { return string(appendNormal(nil, s, true)) }
@@ -161,13 +163,7 @@ func TestSize(t *testing.T) {
 			assert.LessOrEqual(t, size(r), maxSize([]byte(body)))
 
 			// What the heap holds after Parse, allocator rounding included.
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			r = Parse([]byte(body))
-			runtime.GC()
-			runtime.ReadMemStats(&after)
-			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			held := heaptest.Held(func() { r = Parse([]byte(body)) })
 			assert.LessOrEqual(t, held, int64(maxSize([]byte(body)))+64<<10, "heap held")
 			runtime.KeepAlive(r)
 		})
