@@ -212,11 +212,10 @@ func (sh *shard) stateLocked(key string, now int64) *keyState {
 	var e *lru.Entry[string, keyState]
 	if free != nil {
 		e = sh.keys.Reuse(free, strings.Clone(key))
-		e.Value.renew()
 	} else {
 		e = sh.keys.Add(strings.Clone(key))
-		e.Value = *newKeyState()
 	}
+	e.Value.renew()
 	sh.changedLocked(e.Key)
 	return &e.Value
 }

@@ -65,9 +65,9 @@ func newKeyState() *keyState {
 	return &keyState{plan: noSchedule, sent: noSchedule, pausedUntil: none, quietAt: none}
 }
 
-// renew makes s, a state Memory dropped, a fresh one for another key. Its
-// turn IDs go on from where they were, so that the turns handed out
-// before, which were the other key's, are not its own.
+// renew makes s, a zero state or one Memory dropped, a fresh one for a new
+// key. Its turn IDs go on from where they were, so that the turns handed
+// out before, which were another key's, are not its own.
 func (s *keyState) renew() {
 	seq := s.seq
 	*s = *newKeyState()
