@@ -21,7 +21,7 @@ type domain struct {
 
 // request is a Request to the limiter for d under p, with no MaxWait.
 func (d *domain) request(p *pace) limiter.Request {
-	return limiter.Request{Key: d.key, Rule: &p.rule}
+	return limiter.Request{Key: d.key, Rule: &p.rule, LastStart: d.stats.LastRequest()}
 }
 
 // unpaced reports whether requests to d go unpaced under p.

@@ -123,11 +123,11 @@ func sameLimit(a, b *config.Limit) bool {
 // SetLimit sets the limit of domain, a key or a pattern named as
 // WithDomain names it, while the Transport runs: the next turn of each
 // key it applies to follows l, and turns already granted are kept. l
-// counts a key's earlier requests while the limiter holds its pace: a
-// limiter.Memory forgets a pace once it has recovered under its old limit,
-// so a key idle that long starts l afresh, as a full x/time/rate bucket
-// lets its token go at once after SetLimit. An invalid limit or name
-// changes nothing and is a *config.FieldError
+// counts a key's earlier requests, as far as the limiter still holds
+// them, and its latest request in any case: a limiter forgets a key's
+// pace once it has recovered, and a domain the Transport tracks then
+// tells it when its latest request went (limiter.Request's LastStart).
+// An invalid limit or name changes nothing and is a *config.FieldError
 // naming the domain and the field. A new max_concurrent counts the
 // requests that start after the change.
 func (t *Transport) SetLimit(domain string, l config.Limit) error {

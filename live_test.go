@@ -3,10 +3,12 @@ package polite_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -134,4 +136,27 @@ func TestSetConfig(t *testing.T) {
 	assert.Equal(t, "server_config", fe.Domain)
 	assert.Equal(t, everyHour, tr.Limit("b.test"), "an invalid file changes nothing")
 	require.Error(t, tr.SetConfig(nil))
+}
+
+// TestTightenedLimitKeepsItsGapFromTheLatestRequest checks that a stricter
+// limit keeps its gap from a domain's latest request even when the domain
+// was idle long enough for the limiter to forget its pace: the new limit
+// holds from the server's side at once.
+func TestTightenedLimitKeepsItsGapFromTheLatestRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithKeyFunc(polite.HostKey),
+			polite.WithDefault(config.Limit{MinDelay: time.Second}), polite.WithMaxWait(time.Hour))
+		ctx := context.Background()
+		require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
+		time.Sleep(2 * time.Second) // a.example's pace has recovered: the limiter may forget it
+		for i := range 2000 {
+			// Each new key lets the limiter forget quiet ones; these reach
+			// every part of its table.
+			require.NoError(t, roundTrip(t, tr, ctx, fmt.Sprintf("http://k%d.example/", i)))
+		}
+		require.NoError(t, tr.SetLimit("a.example", config.Limit{MinDelay: time.Minute}))
+		start := time.Now()
+		require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
+		assert.Equal(t, time.Minute-2*time.Second, time.Since(start), "a minute after the latest request")
+	})
 }

@@ -8,7 +8,7 @@ func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	n := m.nanos(now)
-	sh.stateLocked(key, n).pause(after(n, d), ReasonRetryAfter)
+	sh.stateLocked(&Request{Key: key}, n).pause(after(n, d), ReasonRetryAfter)
 }
 
 // ConfirmAt is Reservation.Confirm at now, for a reservation Memory made.

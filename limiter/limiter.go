@@ -97,6 +97,11 @@ type Request struct {
 	Rule *Rule
 	// MaxWait is the longest acceptable wait; 0 means any wait is acceptable.
 	MaxWait time.Duration
+	// LastStart is the latest start of a request to Key that the caller
+	// knows of; zero if none. A Limiter that holds no state for Key (it
+	// never had one, or it forgot one that had recovered) counts it as a
+	// start, so that a Rule made stricter since keeps its gaps from it.
+	LastStart time.Time
 }
 
 // EffectiveRule returns the Rule that paces r's key: r.Rule, or when it

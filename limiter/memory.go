@@ -87,7 +87,7 @@ func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 
 func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration) {
 	rule := r.EffectiveRule()
-	s := sh.stateLocked(r.Key, now)
+	s := sh.stateLocked(r, now)
 	s.reserve(now, rule, jitter, r.MaxWait, res)
 	res.Turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
 	res.Start = sh.m.epoch.Add(time.Duration(res.at))
@@ -118,7 +118,7 @@ func (m *Memory) ObserveAt(r Request, o Observation, now time.Time) time.Duratio
 
 func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.Duration {
 	n, rule := sh.m.nanos(now), r.EffectiveRule()
-	s := sh.stateLocked(r.Key, n)
+	s := sh.stateLocked(r, n)
 	defer func() { s.quietAt = s.quiet(rule) }()
 	if o.Status == 0 && !o.Failed {
 		s.taught().SetCrawlDelay(o.Host, o.CrawlDelay)
@@ -146,7 +146,9 @@ func (m *Memory) StateAt(r Request, now time.Time) State {
 	if e := sh.keys.Peek(r.Key); e != nil {
 		return e.Value.state(n, rule, now)
 	}
-	return newKeyState().state(n, rule, now)
+	s := newKeyState()
+	m.countLastStart(s, &r, n)
+	return s.state(n, rule, now)
 }
 
 // memoryTurn is the Turn of Memory's reservations: the
@@ -189,10 +191,11 @@ func (m *Memory) nanos(t time.Time) int64 { return int64(t.Sub(m.epoch)) }
 // sinceEpoch is the current time on m's clock.
 func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 
-// stateLocked finds or creates key's state. A new key first drops those of
-// the least recently used keys that are quiet at now, and takes the entry
-// of the first it drops.
-func (sh *shard) stateLocked(key string, now int64) *keyState {
+// stateLocked finds or creates the state of r's key. A new key first
+// drops those of the least recently used keys that are quiet at now, and
+// takes the entry of the first it drops; its state counts r.LastStart.
+func (sh *shard) stateLocked(r *Request, now int64) *keyState {
+	key := r.Key
 	if e := sh.keys.Get(key); e != nil {
 		sh.changedLocked(e.Key)
 		return &e.Value
@@ -216,8 +219,20 @@ func (sh *shard) stateLocked(key string, now int64) *keyState {
 		e = sh.keys.Add(strings.Clone(key))
 	}
 	e.Value.renew()
+	sh.m.countLastStart(&e.Value, r, now)
 	sh.changedLocked(e.Key)
 	return &e.Value
+}
+
+// countLastStart counts r.LastStart, when it is set, as a start in s, a
+// state just made for r's key at now.
+func (m *Memory) countLastStart(s *keyState, r *Request, now int64) {
+	if r.LastStart.IsZero() {
+		return
+	}
+	if at := min(m.nanos(r.LastStart), now); at != none {
+		s.countStart(at, r.EffectiveRule())
+	}
 }
 
 func policyOf(r *Rule) *feedback.Policy {

@@ -327,6 +327,19 @@ func (s *keyState) start(tr *turn, now int64, rule *Rule) {
 	tr.made = s.made
 }
 
+// countStart counts a start at t that the caller made before s was made
+// (Request.LastStart) in the plan and in the sent schedule.
+func (s *keyState) countStart(t int64, rule *Rule) {
+	if rule.Rate > 0 {
+		s.plan.bucket.take(t, rule)
+	}
+	s.plan.last = t
+	if len(rule.Quotas) > 0 {
+		s.addStart(t)
+	}
+	s.noteStart(t, rule)
+}
+
 // noteStart notes in the sent schedule that a request starts at now.
 func (s *keyState) noteStart(now int64, rule *Rule) {
 	s.sent.last = now

@@ -25,7 +25,8 @@ func Wait(ctx context.Context, l Limiter, r Request) (Reservation, error) {
 		return Reservation{}, err
 	}
 	maxWait, cause := maxwait.Bound(ctx, r.MaxWait, ErrWaitTooLong)
-	res, err := l.Reserve(ctx, Request{Key: r.Key, Rule: r.Rule, MaxWait: maxWait})
+	r.MaxWait = maxWait
+	res, err := l.Reserve(ctx, r)
 	switch {
 	case err != nil:
 		return res, err

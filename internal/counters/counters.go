@@ -60,6 +60,15 @@ func (r *Counters) Sent(now time.Time, wait time.Duration, degraded bool) {
 	r.lastRequestUnixNano.Store(now.UnixNano())
 }
 
+// LastRequest returns when the latest request or robots.txt fetch was
+// sent, on the wall clock; zero if none was.
+func (r *Counters) LastRequest() time.Time {
+	if last := r.lastRequestUnixNano.Load(); last != 0 {
+		return time.Unix(0, last)
+	}
+	return time.Time{}
+}
+
 // ServerDelayed records that a request waited wait, last for its server's
 // turn; GlobalDelayed, last for the global turn. Call them besides Sent.
 func (r *Counters) ServerDelayed(wait time.Duration) {
@@ -137,9 +146,7 @@ func (r *Counters) Snapshot(domain string) stats.Snapshot {
 	for i := range r.responses {
 		s.Responses[i+2] = r.responses[i].Load()
 	}
-	if last := r.lastRequestUnixNano.Load(); last != 0 {
-		s.LastRequestTime = time.Unix(0, last)
-	}
+	s.LastRequestTime = r.LastRequest()
 	if s.DelayedRequests > 0 {
 		s.AverageWaitTime = s.TotalWaitTime / time.Duration(s.DelayedRequests)
 	}

@@ -125,7 +125,10 @@
 // takes to recover fully (its bucket full, its min delay, pause and quota
 // windows over) and as long again, at least a second, so Redis holds only
 // active domains: about 300 bytes each (MEMORY USAGE), plus about 12 bytes
-// per request a quota allows.
+// per request a quota allows. A reservation for a domain without keys
+// counts the request's LastStart (a Transport's latest request to the
+// domain) as a start, so that a rule made stricter since the keys expired,
+// or since Redis lost them, keeps its gaps from it.
 //
 // To carry its own pace across the switches of an outage, each process
 // remembers, per domain it used in the recent past, its own latest start

@@ -24,7 +24,9 @@ var (
 // does, at random (random rules; reservations, some with a longest wait;
 // wake-ups on time or late, confirming and waiting again while Confirm
 // moves the turn; cancels in any order; 429s with a Retry-After; state
-// reads; once, a quota list that loses a quota), then replays every step
+// reads; once, a quota list that loses a quota; the key's state lost,
+// while no turn waits; each reservation and state read told of the latest
+// start, as a Transport tells it), then replays every step
 // on the scripts with their clock set to each step's time, and checks that
 // they agree to the microsecond on every wait and reason. The scripts run
 // without slip, which only they have. Run more with
@@ -93,6 +95,7 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 	}
 	var callers []*caller
 	var changed *limiter.Rule // the rule from the quota change on
+	var last step             // its lastStart and knowsLast: the latest start made
 	now := time.Duration(0)
 	for len(steps) < 40 {
 		next := now + time.Duration(rng.Int64N(250_000))*time.Microsecond
@@ -104,6 +107,7 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			more := do(step{at: c.wake, op: "confirm", turn: c.turn}).more
 			switch {
 			case more == 0:
+				last.lastStart, last.knowsLast = c.wake, true
 				callers = slices.DeleteFunc(callers, func(x *caller) bool { return x == c })
 			case c.maxWait > 0 && c.waited+more > c.maxWait:
 				do(step{at: c.wake, op: "cancel", turn: c.turn})
@@ -120,9 +124,12 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			if rng.IntN(4) == 0 {
 				maxWait = time.Duration(1+rng.Int64N(2_000_000)) * time.Microsecond
 			}
-			o := do(step{at: now, op: "reserve", maxWait: maxWait, rule: changed})
-			if o.res.OK && o.wait > 0 {
+			o := do(step{at: now, op: "reserve", maxWait: maxWait, rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast})
+			switch {
+			case o.res.OK && o.wait > 0:
 				callers = append(callers, &caller{turn: len(steps) - 1, wake: now + o.wait + late(), waited: o.wait, maxWait: maxWait})
+			case o.res.OK:
+				last.lastStart, last.knowsLast = now, true
 			}
 		case op < 11 && len(callers) > 0:
 			i := rng.IntN(len(callers))
@@ -131,11 +138,13 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 		case op < 13:
 			do(step{at: now, op: "pause", pause: time.Duration(1+rng.Int64N(1_000_000)) * time.Microsecond, rule: changed})
 		case op < 16:
-			do(step{at: now, op: "state", rule: changed})
+			do(step{at: now, op: "state", rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast})
 		case op == 16 && changed == nil && len(callers) == 0 && len(rule.Quotas) > 0:
 			fewer := rule
 			fewer.Quotas = slices.Delete(slices.Clone(rule.Quotas), 0, 1)
 			changed = &fewer
+		case op == 17 && len(callers) == 0:
+			do(step{at: now, op: "forget"})
 		}
 	}
 	return steps, run.out

@@ -146,7 +146,7 @@ func TestNotBeforeHoldsTheSharedTurn(t *testing.T) {
 	ms := time.Millisecond
 	key, rule := "notbefore.example", &limiter.Rule{Rate: 10, Burst: 2, Quotas: []config.Quota{{Requests: 10, Window: time.Minute}}}
 	f.at(t, 0)
-	first, err := f.reserveAfter(ctx, key, rule, 0, 0, int64(500*ms/time.Microsecond))
+	first, err := f.reserveAfter(ctx, key, rule, 0, 0, int64(500*ms/time.Microsecond), -1)
 	require.NoError(t, err)
 	assert.Equal(t, 500*ms, first.wait)
 	assert.Equal(t, "queue", first.reason)
@@ -155,7 +155,7 @@ func TestNotBeforeHoldsTheSharedTurn(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, res.wait, "a bucket of 2, full at 500ms")
 	}
-	res, err := f.reserveAfter(ctx, key, rule, 0, 0, int64(100*ms/time.Microsecond))
+	res, err := f.reserveAfter(ctx, key, rule, 0, 0, int64(100*ms/time.Microsecond), -1)
 	require.NoError(t, err)
 	assert.Equal(t, 700*ms, res.wait, "a not-before already passed changes nothing")
 }

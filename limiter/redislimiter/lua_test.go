@@ -31,7 +31,7 @@ end
 // sample, in microseconds, as a reservation does, without this process's
 // gap or its own pace.
 func reserveScript(ctx context.Context, l *Limiter, key string, rule *limiter.Rule, maxWait time.Duration, sample int64) (reservation, error) {
-	return l.reserveAfter(ctx, key, rule, maxWait, sample, 0)
+	return l.reserveAfter(ctx, key, rule, maxWait, sample, 0, -1)
 }
 
 // sharedPause returns how long key's pause still lasts on l's Redis: a
@@ -81,11 +81,15 @@ func (f *fakeClock) at(t *testing.T, d time.Duration) {
 // step is one call made to both limiters at offset at.
 type step struct {
 	at      time.Duration
-	op      string // "reserve", "cancel", "confirm", "pause" or "state"
+	op      string // "reserve", "cancel", "confirm", "pause", "state" or "forget" (the key's state is lost)
 	maxWait time.Duration
 	turn    int           // for "cancel" and "confirm": the index of the step that reserved
 	pause   time.Duration // for "pause"
 	rule    *limiter.Rule // overrides the scenario's rule
+	// For "reserve" and "state": the caller's latest start, when
+	// knowsLast says it knows one (limiter.Request's LastStart).
+	lastStart time.Duration
+	knowsLast bool
 }
 
 // tolerance covers rounding to microseconds in Redis against nanoseconds
@@ -153,6 +157,13 @@ func TestScriptsMatchMemory(t *testing.T) {
 		{"late start after one that went at once", limiter.Rule{MinDelay: 100 * ms}, []step{
 			reserve(0), reserve(0), reserve(250 * ms), confirm(300*ms, 1), state(310 * ms), confirm(350*ms, 1), reserve(350 * ms),
 		}},
+		{"a forgotten key counts the last start", limiter.Rule{Rate: 10, Burst: 2, MinDelay: 50 * ms, Quotas: []config.Quota{{Requests: 2, Window: time.Second}}}, []step{
+			reserve(0), reserve(0), {at: 100 * ms, op: "forget"},
+			{at: 110 * ms, op: "state", lastStart: 50 * ms, knowsLast: true},
+			{at: 120 * ms, op: "reserve", lastStart: 50 * ms, knowsLast: true}, reserve(130 * ms), state(140 * ms),
+			{at: 150 * ms, op: "forget"}, {at: 150 * ms, op: "reserve", maxWait: ms, lastStart: 150 * ms, knowsLast: true},
+			{at: 150 * ms, op: "state", lastStart: 150 * ms, knowsLast: true}, {at: 2 * time.Second, op: "reserve", lastStart: 150 * ms, knowsLast: true},
+		}},
 		{"quotas change", twoQuotas, []step{
 			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "state", rule: &threeOfOne},
 			{at: 10 * ms, op: "reserve", rule: &threeOfOne}, reserve(20 * ms), reserve(20 * ms),
@@ -186,7 +197,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 		where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
 		switch s.op {
 		case "reserve":
-			got, err := reserveScript(ctx, f.Limiter, key, &rule, s.maxWait, 0)
+			got, err := f.reserveAfter(ctx, key, &rule, s.maxWait, 0, 0, s.lastStartAge())
 			require.NoError(t, err, where)
 			agreed = assert.Equal(t, want.res.OK, got.ok, where) &&
 				assert.InDelta(t, want.wait, got.wait, float64(tolerance), where+": wait") &&
@@ -204,8 +215,10 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 			agreed = assert.InDelta(t, want.more, more, float64(tolerance), where+": more") && agreed
 		case "pause":
 			require.NoError(t, f.pause(ctx, key, s.pause), where)
+		case "forget":
+			require.NoError(t, f.client.Del(ctx, f.keys(key)...).Err(), where)
 		case "state":
-			got, gotAt := f.report(t, key, rule)
+			got, gotAt := f.report(t, key, rule, s.lastStartAge())
 			agreed = assertSameState(t, want.state, want.at, got, gotAt, where) && agreed
 		}
 		if !agreed {
@@ -213,6 +226,15 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 		}
 	}
 	return true
+}
+
+// lastStartAge is how long before s its last start was, in microseconds,
+// as reserveAfter takes it: -1 when s knows none.
+func (s *step) lastStartAge() int64 {
+	if !s.knowsLast {
+		return -1
+	}
+	return int64((s.at - s.lastStart) / time.Microsecond)
 }
 
 // memoryStep is what limiter.Memory made of a step.
@@ -263,6 +285,9 @@ func (r *memoryRun) do(s step) *memoryStep {
 	time.Sleep(time.Until(r.t0.Add(s.at)))
 	now := r.t0.Add(s.at)
 	req := limiter.Request{Key: r.key, Rule: &rule, MaxWait: s.maxWait}
+	if s.knowsLast {
+		req.LastStart = r.t0.Add(s.lastStart)
+	}
 	r.out = append(r.out, memoryStep{at: now})
 	o := &r.out[len(r.out)-1]
 	switch s.op {
@@ -277,6 +302,8 @@ func (r *memoryRun) do(s step) *memoryStep {
 		o.more = more
 	case "pause":
 		r.m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+	case "forget":
+		r.m = limiter.NewMemory()
 	case "state":
 		o.state = r.m.StateAt(req, now)
 	}
@@ -294,9 +321,13 @@ func scriptReason(why string) limiter.Reason {
 
 // report returns the reserve script's report of key under rule, and
 // about when it was read, which its quotas' NextFree count from.
-func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule) (limiter.State, time.Time) {
+func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule, lastStartAge int64) (limiter.State, time.Time) {
 	t.Helper()
-	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key), append(ruleArgs(rule, 1), "report"))
+	args := append(ruleArgs(rule, 2), "report")
+	if lastStartAge >= 0 {
+		args = append(args, lastStartAge)
+	}
+	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key), args)
 	require.NoError(t, err)
 	at := time.Now()
 	st, err := parseState(v, rule.Quotas)

@@ -134,7 +134,7 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	if l.handoff != nil {
 		notBefore = l.handoff.notBefore(r.Key, &paced, time.Now())
 	}
-	got, err := l.reserveAfter(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond), micros(notBefore))
+	got, err := l.reserveAfter(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond), micros(notBefore), lastStartAge(r))
 	if err != nil {
 		return err
 	}
@@ -149,12 +149,16 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 }
 
 // reserveAfter is reserve for a start no earlier than notBefore
-// microseconds from when the script runs. The sample, the longest wait and
-// notBefore are left out when 0, as the script allows, since that is the
-// common case and each argument costs Redis.
-func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample, notBefore int64) (reservation, error) {
-	args := ruleArgs(*rule, 3)
+// microseconds from when the script runs, lastStart microseconds after
+// the caller's latest start (negative when unknown). The sample, the
+// longest wait and notBefore are left out when 0 and the last start when
+// unknown, as the script allows, since that is the common case and each
+// argument costs Redis.
+func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample, notBefore, lastStart int64) (reservation, error) {
+	args := ruleArgs(*rule, 4)
 	switch maxWait := int64(max(maxWait, 0)); {
+	case lastStart >= 0:
+		args = append(args, sample, maxWait, notBefore, lastStart)
 	case notBefore != 0:
 		args = append(args, sample, maxWait, notBefore)
 	case maxWait != 0:
@@ -167,6 +171,15 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 		return reservation{}, err
 	}
 	return parseReservation(v)
+}
+
+// lastStartAge is how long ago r's LastStart was, in microseconds rounded
+// down, so that the script errs late; -1 when r has none.
+func lastStartAge(r *limiter.Request) int64 {
+	if r.LastStart.IsZero() {
+		return -1
+	}
+	return int64(max(time.Since(r.LastStart), 0) / time.Microsecond)
 }
 
 // Observe implements limiter.Limiter. This process's limiter.Memory takes
@@ -247,7 +260,11 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	rule := r.EffectiveRule()
 	paced := *rule
 	paced.MinDelay = local.MinDelay
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key), append(ruleArgs(paced, 1), "report"))
+	args := append(ruleArgs(paced, 2), "report")
+	if age := lastStartAge(r); age >= 0 {
+		args = append(args, age)
+	}
+	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key), args)
 	if err != nil {
 		return limiter.State{}, err
 	}

@@ -70,3 +70,41 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 		})
 	}
 }
+
+// TestLastStartCountsWhereRedisHasNoState: a domain whose state Redis no
+// longer holds (it expired once it had recovered, or Redis lost it) counts
+// the caller's latest start, so that a stricter rule keeps its gap from
+// it, in State and in Reserve; a State writes nothing.
+func TestLastStartCountsWhereRedisHasNoState(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	l, _ := newTestLimiter(t, srv, Options{})
+	loose := limiter.Rule{MinDelay: time.Second}
+	strict := limiter.Rule{MinDelay: time.Minute, Quotas: []config.Quota{{Requests: 2, Window: time.Hour}}}
+	const key = "idle.example"
+	res, err := l.Reserve(ctx, limiter.Request{Key: key, Rule: &loose})
+	require.NoError(t, err)
+	require.Zero(t, res.Wait)
+	last := time.Now()
+	require.NoError(t, l.client.Del(ctx, l.keys(key)...).Err(), "as its expiry does once it has recovered")
+
+	r := limiter.Request{Key: key, Rule: &strict, LastStart: last}
+	st, err := l.State(ctx, r)
+	require.NoError(t, err)
+	assert.InDelta(t, time.Minute, st.Wait, float64(time.Second))
+	assert.Equal(t, limiter.ReasonMinDelay, st.Reason)
+	require.Len(t, st.Quotas, 1)
+	assert.Equal(t, 1, st.Quotas[0].Remaining, "the last start counts in the quota")
+	n, err := l.client.Exists(ctx, l.keys(key)...).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "State wrote nothing")
+
+	res, err = l.Reserve(ctx, r)
+	require.NoError(t, err)
+	require.True(t, res.OK)
+	assert.InDelta(t, time.Minute, res.Wait, float64(time.Second))
+	assert.Equal(t, limiter.ReasonMinDelay, res.Reason)
+	st, err = l.State(ctx, limiter.Request{Key: key, Rule: &strict})
+	require.NoError(t, err)
+	assert.Zero(t, st.Quotas[0].Remaining, "Redis holds the last start and the turn")
+}

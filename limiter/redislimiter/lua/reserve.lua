@@ -6,13 +6,16 @@
 -- (state.lua).
 --
 -- ARGV is the rule (read_rule). To reserve, the jitter sample, the
--- longest acceptable wait in nanoseconds (0: any) and the not-before
--- follow, each left out when it is 0 and nothing follows it; to report,
--- 'report' follows. The not-before is how long from now the caller's own
--- earlier starts, which Redis did not grant (its fallback did, while
--- Redis was away), keep this start back. A reservation returns {1, wait,
+-- longest acceptable wait in nanoseconds (0: any), the not-before and the
+-- last start follow, each left out when it is 0 and nothing follows it,
+-- but the last start, left out when unknown; to report, 'report' follows,
+-- then the last start when known. The not-before is how long from now the
+-- caller's own earlier starts, which Redis did not grant (its fallback
+-- did, while Redis was away), keep this start back. The last start is how
+-- long before now the caller's latest start was (limiter.Request's
+-- LastStart): a domain without a state counts it as a start. A reservation returns {1, wait,
 -- reason, serial, start, epoch}, or {0, wait, reason} when the wait is too
--- long, in which case it changes nothing. A report returns {wait, reason,
+-- long, in which case it claims nothing. A report returns {wait, reason,
 -- paused, then each quota's remaining and next_free}.
 --
 -- A start the plan allows at once waits for the starts made when they ask
@@ -22,15 +25,22 @@
 -- and a report says horizon.
 local rule, extra = read_rule()
 local report = ARGV[extra] == 'report'
-local sample, max_wait, not_before = 0, 0, 0
-if ARGV[extra] and not report then
+local sample, max_wait, not_before, last_start = 0, 0, 0, nil
+if report then
+  last_start = ARGV[extra + 1]
+elseif ARGV[extra] then
   sample, max_wait = math.min(tonumber(ARGV[extra]), 2 * horizon), tonumber(ARGV[extra + 1] or 0)
-  not_before = math.min(tonumber(ARGV[extra + 2] or 0), 2 * horizon)
+  not_before, last_start = math.min(tonumber(ARGV[extra + 2] or 0), 2 * horizon), ARGV[extra + 3]
 end
 
 local now = clock()
-local s = load_state(KEYS[1])
+local s, found = load_state(KEYS[1])
 trim(s, rule, now)
+local counted = last_start and not found
+if counted then
+  count_start(s, rule, now - math.min(tonumber(last_start), 2 * horizon))
+end
+
 local start, reason = earliest(s, rule, now, sample, now + not_before)
 if report or start == now then
   local made_allows = allowed(s, rule, now)
@@ -54,13 +64,24 @@ if report then
     end
     out[#out + 1], out[#out + 2] = remaining, next_free
   end
+  if s.list_made then
+    redis.call('DEL', history) -- made for the last start, which a report does not keep
+  end
   return out
 end
+-- refused returns the refusal of a wait of wait: it claims nothing, but
+-- keeps the last start it counted, as limiter.Memory does.
+local function refused(wait)
+  if counted then
+    save(s, rule, now)
+  end
+  return {0, wait, reason}
+end
 if start - now > horizon then
-  return {0, horizon, reason}
+  return refused(horizon)
 end
 if max_wait > 0 and (start - now) * 1000 > max_wait then
-  return {0, start - now, reason}
+  return refused(start - now)
 end
 
 if not s.epoch then

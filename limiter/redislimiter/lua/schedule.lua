@@ -168,6 +168,18 @@ local function note_start(s, rule, now)
   s.sent, s.made = now, s.made + 1
 end
 
+-- count_start counts a start at t that the caller made before the
+-- domain had a state (limiter.Request's LastStart) in the plan, the
+-- history and the starts made.
+local function count_start(s, rule, t)
+  if rule.rate > 0 then
+    s.tokens, s.tokens_at = level(s.tokens, s.tokens_at, t, rule) - 1, t
+  end
+  s.latest = t
+  add_start(s, t)
+  note_start(s, rule, t)
+end
+
 -- begin_turn notes that turn's request starts at now.
 local function begin_turn(s, rule, turn, now)
   turn.started, turn.sent, turn.sent_tokens, turn.at = true, s.sent, s.sent_tokens, now
