@@ -139,24 +139,36 @@ func TestSetConfig(t *testing.T) {
 }
 
 // TestTightenedLimitKeepsItsGapFromTheLatestRequest checks that a stricter
-// limit keeps its gap from a domain's latest request even when the domain
-// was idle long enough for the limiter to forget its pace: the new limit
-// holds from the server's side at once.
+// limit, from SetLimit or from SetConfig, keeps its gap from a domain's
+// latest request even when the domain was idle long enough for the
+// limiter to forget its pace: the new limit holds from the server's side
+// at once.
 func TestTightenedLimitKeepsItsGapFromTheLatestRequest(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithKeyFunc(polite.HostKey),
-			polite.WithDefault(config.Limit{MinDelay: time.Second}), polite.WithMaxWait(time.Hour))
-		ctx := context.Background()
-		require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
-		time.Sleep(2 * time.Second) // a.example's pace has recovered: the limiter may forget it
-		for i := range 2000 {
-			// Each new key lets the limiter forget quiet ones; these reach
-			// every part of its table.
-			require.NoError(t, roundTrip(t, tr, ctx, fmt.Sprintf("http://k%d.example/", i)))
-		}
-		require.NoError(t, tr.SetLimit("a.example", config.Limit{MinDelay: time.Minute}))
-		start := time.Now()
-		require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
-		assert.Equal(t, time.Minute-2*time.Second, time.Since(start), "a minute after the latest request")
-	})
+	strict := config.Limit{MinDelay: time.Minute}
+	tighten := map[string]func(tr *polite.Transport) error{
+		"SetLimit": func(tr *polite.Transport) error { return tr.SetLimit("a.example", strict) },
+		"SetConfig": func(tr *polite.Transport) error {
+			return tr.SetConfig(&config.File{Default: config.Limit{MinDelay: time.Second}, Domains: map[string]config.Limit{"a.example": strict}})
+		},
+	}
+	for name, tighten := range tighten {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithKeyFunc(polite.HostKey),
+					polite.WithDefault(config.Limit{MinDelay: time.Second}), polite.WithMaxWait(time.Hour))
+				ctx := context.Background()
+				require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
+				time.Sleep(2 * time.Second) // a.example's pace has recovered: the limiter may forget it
+				for i := range 2000 {
+					// Each new key lets the limiter forget quiet ones; these
+					// reach every part of its table.
+					require.NoError(t, roundTrip(t, tr, ctx, fmt.Sprintf("http://k%d.example/", i)))
+				}
+				require.NoError(t, tighten(tr))
+				start := time.Now()
+				require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
+				assert.Equal(t, time.Minute-2*time.Second, time.Since(start), "a minute after the latest request")
+			})
+		})
+	}
 }
