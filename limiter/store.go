@@ -52,6 +52,9 @@ var ErrStateDamaged = errors.New("limiter: state file damaged")
 // Persist keeps m's state in a database file at path (a bbolt file;
 // a symbolic link is followed), so that a restarted process keeps every
 // promise the last one made to servers. Call it once, before m is used.
+// The file holds the keys m holds, so not a key whose pace had recovered:
+// after a restart under a stricter rule, such a key's first request may
+// go without the new rule's gap from the last one before the restart.
 //
 // It first restores what the file holds; a file that does not exist is
 // created. A file another process keeps its state in is an error wrapping
