@@ -16,6 +16,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/limiter"
 )
 
 // TestSetLimitSlowsADomainMidCrawl checks from the server's side that a
@@ -165,8 +166,47 @@ func TestTightenedLimitKeepsItsGapFromTheLatestRequest(t *testing.T) {
 					require.NoError(t, roundTrip(t, tr, ctx, fmt.Sprintf("http://k%d.example/", i)))
 				}
 				require.NoError(t, tighten(tr))
+				assert.Equal(t, time.Minute-2*time.Second, tr.RemainingWait("a.example"))
 				start := time.Now()
 				require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
+				assert.Equal(t, time.Minute-2*time.Second, time.Since(start), "a minute after the latest request")
+			})
+		})
+	}
+}
+
+// TestTightenedScopeLimitKeepsItsGapFromTheLatestRequest is
+// TestTightenedLimitKeepsItsGapFromTheLatestRequest for the server and the
+// global scopes: another Transport on the same limiter brings the new keys
+// that let it forget the scope's pace.
+func TestTightenedScopeLimitKeepsItsGapFromTheLatestRequest(t *testing.T) {
+	loose, strict := config.Limit{MinDelay: time.Second}, config.Limit{MinDelay: time.Minute}
+	tests := map[string]struct {
+		scope     polite.Option
+		tightened config.File
+	}{
+		"server": {polite.WithServerLimit(loose), config.File{Default: fastLimit, Server: &strict}},
+		"global": {polite.WithGlobalLimit(loose), config.File{Default: fastLimit, Global: &strict}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := limiter.NewMemory()
+				tr := newTransport(t, countingBase(new(atomic.Int64)), polite.WithLimiter(m), polite.WithDefault(fastLimit),
+					tt.scope, polite.WithLookup(loopback), polite.WithMaxWait(time.Hour))
+				other := newTransport(t, countingBase(new(atomic.Int64)), polite.WithLimiter(m), polite.WithDefault(fastLimit))
+				ctx := context.Background()
+				require.NoError(t, roundTrip(t, tr, ctx, "http://a.example/"))
+				time.Sleep(2 * time.Second) // the scope's pace has recovered: the limiter may forget it
+				for i := range 2000 {
+					require.NoError(t, roundTrip(t, other, ctx, fmt.Sprintf("http://k%d.example/", i)))
+				}
+				require.NoError(t, tr.SetConfig(&tt.tightened))
+				req, err := http.NewRequest(http.MethodGet, "http://b.example/", nil)
+				require.NoError(t, err)
+				assert.Equal(t, time.Minute-2*time.Second, tr.RequestWait(req))
+				start := time.Now()
+				require.NoError(t, roundTrip(t, tr, ctx, "http://b.example/"))
 				assert.Equal(t, time.Minute-2*time.Second, time.Since(start), "a minute after the latest request")
 			})
 		})

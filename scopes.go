@@ -116,6 +116,16 @@ type scope struct {
 	key  string
 	pace atomic.Pointer[pace]
 	held atomic.Int64 // requests between acquiring and releasing it
+	last atomic.Int64 // when the latest request through it was sent, in Unix nanoseconds; 0 if none
+}
+
+// request is a Request to the limiter for s under rule, with no MaxWait.
+func (s *scope) request(rule *limiter.Rule) limiter.Request {
+	r := limiter.Request{Key: s.key, Rule: rule}
+	if last := s.last.Load(); last != 0 {
+		r.LastStart = time.Unix(0, last)
+	}
+	return r
 }
 
 // hold is a request's claim on a scope, under the pace it started with.
@@ -233,6 +243,13 @@ func (c claims) giveSlots() {
 	}
 }
 
+// sent notes that a request holding the claims was sent at at.
+func (c claims) sent(at time.Time) {
+	for _, h := range c {
+		h.s.last.Store(at.UnixNano())
+	}
+}
+
 // release ends the claims.
 func (c claims) release() {
 	for _, h := range c {
@@ -264,7 +281,7 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 	wait := time.Duration(0)
 	if ls.global != nil {
 		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey, true)
-		wait = t.stateWait(globalKey, &p.rule)
+		wait = t.stateWait(t.scopes.global.request(&p.rule))
 	}
 	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
 		return wait
@@ -275,13 +292,24 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 	}
 	rule := limiter.RuleOf(*ls.server)
 	rule.MaxPause = t.maxPause // as the server's pace has it: State fits the key to the rule
-	return max(wait, t.stateWait(serverPrefix+server, &rule))
+	return max(wait, t.stateWait(t.scopes.server(server).request(&rule)))
 }
 
-// stateWait is how long a request to key under rule would wait now; 0 if
-// the limiter cannot say.
-func (t *Transport) stateWait(key string, rule *limiter.Rule) time.Duration {
-	st, err := t.limiter.State(context.Background(), limiter.Request{Key: key, Rule: rule})
+// server returns the scope of server as the table holds it, without
+// claiming it, or one with no request yet if the table holds none.
+func (sc *scopes) server(server string) *scope {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if e := sc.servers.Peek(server); e != nil {
+		return e.Value
+	}
+	return &scope{name: scopeServer, key: serverPrefix + server}
+}
+
+// stateWait is how long request r would wait now; 0 if the limiter
+// cannot say.
+func (t *Transport) stateWait(r limiter.Request) time.Duration {
+	st, err := t.limiter.State(context.Background(), r)
 	if err != nil {
 		return 0
 	}

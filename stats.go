@@ -61,7 +61,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 	wait := time.Duration(0)
 	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
 	if !d.unpaced(p) {
-		wait = t.stateWait(d.key, &p.rule)
+		wait = t.stateWait(d.request(p))
 	}
 	if !d.exempt {
 		wait = max(wait, t.scopesWait(req))

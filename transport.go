@@ -193,6 +193,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		return nil, refuse(req, d, p, tk, true, err)
 	}
 	tk.Claimed()
+	held.sent(w.sent)
 	if robots {
 		d.stats.RobotsSent(w.sent)
 	} else {
@@ -320,7 +321,7 @@ func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held cla
 		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request(p)})
 	}
 	for _, h := range held {
-		turns = append(turns, scopeTurn{scope: h.s.name, req: limiter.Request{Key: h.s.key, Rule: &h.p.rule}})
+		turns = append(turns, scopeTurn{scope: h.s.name, req: h.s.request(&h.p.rule)})
 	}
 	w, err := t.waitTurns(ctx, turns, tk)
 	if err != nil {
