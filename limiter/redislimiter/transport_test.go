@@ -9,12 +9,15 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/redistest"
 )
 
 // closeCounter is a request body that counts its Close calls.
@@ -67,3 +70,34 @@ func TestTransportFailsClosedWhileRedisIsDown(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestTransportKeepsATightenedLimitAfterRedisLostTheDomain: a Transport
+// over Redis whose state of a domain is gone (expired once it recovered,
+// or lost with Redis) still keeps a stricter limit's gap from the
+// domain's latest request: a request that would go sooner is refused by
+// WithMaxWait and never sent.
+func TestTransportKeepsATightenedLimitAfterRedisLostTheDomain(t *testing.T) {
+	srv := redistest.Start(t)
+	l, _ := newTestLimiter(t, srv, Options{})
+	var sent atomic.Int64
+	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
+	})
+	tr, err := polite.NewTransport(base, polite.WithLimiter(l), polite.WithDefault(config.Limit{MinDelay: time.Second}),
+		polite.WithMaxWait(10*time.Second))
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr}
+	resp, err := client.Get("http://lost.example/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.NoError(t, l.client.FlushAll(context.Background()).Err())
+
+	require.NoError(t, tr.SetLimit("lost.example", config.Limit{MinDelay: time.Minute}))
+	assert.InDelta(t, time.Minute, tr.RemainingWait("lost.example"), float64(5*time.Second))
+	_, err = client.Get("http://lost.example/")
+	var we *polite.WaitError
+	require.ErrorAs(t, err, &we)
+	assert.InDelta(t, time.Minute, time.Until(we.RetryAt), float64(5*time.Second))
+	assert.Equal(t, int64(1), sent.Load(), "requests the base saw")
+}
