@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/internal/lru"
 	"github.com/polite-go/polite/internal/resolve"
 	"github.com/polite-go/polite/limiter"
@@ -115,17 +116,13 @@ type scope struct {
 	name string // scopeServer or scopeGlobal
 	key  string
 	pace atomic.Pointer[pace]
-	held atomic.Int64 // requests between acquiring and releasing it
-	last atomic.Int64 // when the latest request through it was sent, in Unix nanoseconds; 0 if none
+	held atomic.Int64     // requests between acquiring and releasing it
+	last counters.Instant // when the latest request through it was sent
 }
 
 // request is a Request to the limiter for s under rule, with no MaxWait.
 func (s *scope) request(rule *limiter.Rule) limiter.Request {
-	r := limiter.Request{Key: s.key, Rule: rule}
-	if last := s.last.Load(); last != 0 {
-		r.LastStart = time.Unix(0, last)
-	}
-	return r
+	return limiter.Request{Key: s.key, Rule: rule, LastStart: s.last.Load()}
 }
 
 // hold is a request's claim on a scope, under the pace it started with.
@@ -246,7 +243,7 @@ func (c claims) giveSlots() {
 // sent notes that a request holding the claims was sent at at.
 func (c claims) sent(at time.Time) {
 	for _, h := range c {
-		h.s.last.Store(at.UnixNano())
+		h.s.last.Store(at)
 	}
 }
 

@@ -17,8 +17,9 @@ const DelayThreshold = 10 * time.Millisecond
 // it is safe for concurrent use and never blocks.
 type Counters struct {
 	// Every request writes these: they share one cache line.
-	total, inFlight, lastRequestUnixNano atomic.Int64
-	responses                            [4]atomic.Int64 // 2xx to 5xx
+	total, inFlight atomic.Int64
+	lastRequest     Instant
+	responses       [4]atomic.Int64 // 2xx to 5xx
 
 	rare atomic.Pointer[rareCounters] // nil until one of them counts
 }
@@ -57,17 +58,12 @@ func (r *Counters) Sent(now time.Time, wait time.Duration, degraded bool) {
 			c.degraded.Add(1)
 		}
 	}
-	r.lastRequestUnixNano.Store(now.UnixNano())
+	r.lastRequest.Store(now)
 }
 
 // LastRequest returns when the latest request or robots.txt fetch was
 // sent, on the wall clock; zero if none was.
-func (r *Counters) LastRequest() time.Time {
-	if last := r.lastRequestUnixNano.Load(); last != 0 {
-		return time.Unix(0, last)
-	}
-	return time.Time{}
-}
+func (r *Counters) LastRequest() time.Time { return r.lastRequest.Load() }
 
 // ServerDelayed records that a request waited wait, last for its server's
 // turn; GlobalDelayed, last for the global turn. Call them besides Sent.
@@ -88,7 +84,7 @@ func (r *Counters) GlobalDelayed(wait time.Duration) {
 // counted apart from the requests, and its response is not counted.
 func (r *Counters) RobotsSent(now time.Time) {
 	r.rareCounters().robots.Add(1)
-	r.lastRequestUnixNano.Store(now.UnixNano())
+	r.lastRequest.Store(now)
 }
 
 // Canceled records a request whose wait failed.
