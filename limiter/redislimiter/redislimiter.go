@@ -149,11 +149,11 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 }
 
 // reserveAfter is reserve for a start no earlier than notBefore
-// microseconds from when the script runs, lastStart microseconds after
-// the caller's latest start (negative when unknown). The sample, the
-// longest wait and notBefore are left out when 0 and the last start when
-// unknown, as the script allows, since that is the common case and each
-// argument costs Redis.
+// microseconds from when the script runs, by a caller whose latest start
+// was lastStart microseconds before then (negative when unknown). The
+// sample, the longest wait and notBefore are left out when 0 and the last
+// start when unknown, as the script allows, since that is the common case
+// and each argument costs Redis.
 func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Rule, maxWait time.Duration, sample, notBefore, lastStart int64) (reservation, error) {
 	args := ruleArgs(*rule, 4)
 	switch maxWait := int64(max(maxWait, 0)); {

@@ -13,10 +13,11 @@
 -- caller's own earlier starts, which Redis did not grant (its fallback
 -- did, while Redis was away), keep this start back. The last start is how
 -- long before now the caller's latest start was (limiter.Request's
--- LastStart): a domain without a state counts it as a start. A reservation returns {1, wait,
--- reason, serial, start, epoch}, or {0, wait, reason} when the wait is too
--- long, in which case it claims nothing. A report returns {wait, reason,
--- paused, then each quota's remaining and next_free}.
+-- LastStart): a domain without a state counts it as a start. A
+-- reservation returns {1, wait, reason, serial, start, epoch}, or
+-- {0, wait, reason} when the wait is too long, in which case it claims
+-- nothing. A report returns {wait, reason, paused, then each quota's
+-- remaining and next_free}.
 --
 -- A start the plan allows at once waits for the starts made when they ask
 -- for more than slip (defined before this script, as confirm.lua's).
