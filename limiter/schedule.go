@@ -310,6 +310,13 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 func (s *keyState) claim(t int64, rule *Rule) turn {
 	s.seq++
 	tr := turn{id: s.seq, at: t, plan: s.plan}
+	s.planStart(t, rule)
+	return tr
+}
+
+// planStart takes start t into the plan: its bucket, its latest start and
+// the starts a quota counts.
+func (s *keyState) planStart(t int64, rule *Rule) {
 	if rule.Rate > 0 {
 		s.plan.bucket.take(t, rule)
 	}
@@ -317,7 +324,6 @@ func (s *keyState) claim(t int64, rule *Rule) turn {
 	if len(rule.Quotas) > 0 {
 		s.addStart(t)
 	}
-	return tr
 }
 
 // start notes that tr's request starts at now.
@@ -330,13 +336,7 @@ func (s *keyState) start(tr *turn, now int64, rule *Rule) {
 // countStart counts a start at t that the caller made before s was made
 // (Request.LastStart) in the plan and in the sent schedule.
 func (s *keyState) countStart(t int64, rule *Rule) {
-	if rule.Rate > 0 {
-		s.plan.bucket.take(t, rule)
-	}
-	s.plan.last = t
-	if len(rule.Quotas) > 0 {
-		s.addStart(t)
-	}
+	s.planStart(t, rule)
 	s.noteStart(t, rule)
 }
 

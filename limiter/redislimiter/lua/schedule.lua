@@ -145,16 +145,22 @@ local function allowed(s, rule, now)
   return math.max(t, s.paused_until)
 end
 
--- claim takes start t into the plan and returns its turn, which holds
--- the plan before it.
-local function claim(s, rule, t)
-  s.serial = (s.serial + 1) % 4294967296
-  local turn = {serial = s.serial, at = t, tokens = s.tokens, tokens_at = s.tokens_at, latest = s.latest}
+-- plan_start takes start t into the plan: the bucket, the latest start
+-- and the history.
+local function plan_start(s, rule, t)
   if rule.rate > 0 then
     s.tokens, s.tokens_at = level(s.tokens, s.tokens_at, t, rule) - 1, t
   end
   s.latest = t
   add_start(s, t)
+end
+
+-- claim takes start t into the plan and returns its turn, which holds
+-- the plan before it.
+local function claim(s, rule, t)
+  s.serial = (s.serial + 1) % 4294967296
+  local turn = {serial = s.serial, at = t, tokens = s.tokens, tokens_at = s.tokens_at, latest = s.latest}
+  plan_start(s, rule, t)
   return turn
 end
 
@@ -172,11 +178,7 @@ end
 -- domain had a state (limiter.Request's LastStart) in the plan, the
 -- history and the starts made.
 local function count_start(s, rule, t)
-  if rule.rate > 0 then
-    s.tokens, s.tokens_at = level(s.tokens, s.tokens_at, t, rule) - 1, t
-  end
-  s.latest = t
-  add_start(s, t)
+  plan_start(s, rule, t)
   note_start(s, rule, t)
 end
 
