@@ -39,6 +39,8 @@
 //     Crawl-delay lines, which end no group.
 //   - Limits (section 2.5): at least 500 KiB of a file is parsed.
 //   - Lines end with CR, LF or CRLF, and a UTF-8 byte order mark is skipped.
+//   - White space (section 2.2): space and tab around keys, values and
+//     User-agent names are not part of them.
 //
 // Beyond the RFC, so that a crawler never fetches what a reasonable reading
 // of a file disallows, as real files are written:
@@ -48,6 +50,12 @@
 //     the RFC's reading takes for MJ and for no crawler), and a URI is
 //     allowed only if both readings allow it. The Crawl-delay is the
 //     longer of the two readings'.
+//   - White space as a reader sees it: the Unicode spaces (U+00A0 no-break
+//     space, U+2000 to U+200A, U+3000 and the others) and a Latin-1
+//     no-break space (a lone 0xA0 octet) around a key, a value or a
+//     User-agent name are trimmed like space and tab, so that
+//     "Disallow: /lib" followed by a no-break space disallows "/library",
+//     and "User-agent: *" followed by one applies to every crawler.
 //   - Crawl-delay belongs to the User-agent lines just above it in its
 //     group, as CPython's, crawler-commons' and reppy's parsers read it:
 //     in "User-agent: one", "Crawl-delay: 1", "User-agent: two",
@@ -86,7 +94,9 @@
 //
 // Beyond its tests, Google's parser also reads any key that starts with a
 // known one ("disallowed", "user-agents") as that key, where here only the
-// keys themselves and the listed misspellings count; it does not remove dot
+// keys themselves and the listed misspellings count (and, as there, any
+// key that starts with "sitemap" or "site-map"); it trims only ASCII white
+// space; it does not remove dot
 // segments, nor decode escapes in a query; it does not read lines by whole
 // name; and it ignores Crawl-delay.
 package robots

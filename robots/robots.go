@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -78,11 +77,17 @@ type member struct {
 //
 // A line is a key, a colon and a value, with a '#' starting a comment
 // anywhere; lines end with CR, LF or CRLF, and a UTF-8 byte order mark at
-// the start is skipped. Keys are read without regard to case, with the
-// misspellings Google's parser accepts ("useragent", "user agent",
-// "dissallow", "dissalow", "disalow", "diasllow", "disallaw", "site-map",
-// and "crawldelay", "crawl delay"), and a missing colon is forgiven when the
-// line holds exactly two words ("disallow /"). Other keys are ignored.
+// the start is skipped. White space around keys, values and User-agent
+// names is not part of them: space and tab, as RFC 9309 says, and the
+// Unicode spaces (such as U+00A0 no-break space, U+2002 en space, U+3000)
+// and Latin-1 no-break space (a lone 0xA0 octet) that real files carry.
+// Keys are read without regard to case, with the misspellings Google's
+// parser accepts ("useragent", "user agent", "dissallow", "dissalow",
+// "disalow", "diasllow", "disallaw", and "crawldelay", "crawl delay"), and
+// as it does, any one-word key that starts with "sitemap" or "site-map"
+// ("Sitemaps") is a Sitemap line. A missing colon is forgiven when the line
+// holds exactly two words ("disallow /", "Sitemap https://a.b/s.xml").
+// Other keys are ignored.
 //
 // Only Allow and Disallow lines end the User-agent lines of a group:
 // Sitemap and Crawl-delay, like unknown lines, are "other records" that
@@ -147,6 +152,9 @@ const (
 
 // keyOf returns what the key of a line stands for.
 func keyOf(k []byte) key {
+	if (hasPrefixFold(k, "sitemap") || hasPrefixFold(k, "site-map")) && indexSpace(k) < 0 {
+		return sitemapKey // "Sitemaps", "Sitemap_index": as Google's parser reads them
+	}
 	var b [16]byte
 	if len(k) > len(b) {
 		return unknownKey
@@ -166,30 +174,44 @@ func keyOf(k []byte) key {
 		return disallowKey
 	case "crawl-delay", "crawldelay", "crawl delay":
 		return crawlDelayKey
-	case "sitemap", "site-map":
-		return sitemapKey
 	}
 	return unknownKey
 }
 
-const space = " \t\v\f"
+// hasPrefixFold reports whether k starts with prefix, a lower-case ASCII
+// word, without regard to case.
+func hasPrefixFold(k []byte, prefix string) bool {
+	if len(k) < len(prefix) {
+		return false
+	}
+	for i := 0; i < len(prefix); i++ {
+		c := k[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
 
 // line parses one line of the file.
 func (p *parser) line(l []byte) {
 	if i := bytes.IndexByte(l, '#'); i >= 0 {
 		l = l[:i]
 	}
-	l = bytes.Trim(l, space)
-	var k, v []byte
-	if i := bytes.IndexByte(l, ':'); i >= 0 {
-		k, v = bytes.TrimRight(l[:i], space), bytes.TrimLeft(l[i+1:], space)
-	} else if i := bytes.IndexAny(l, space); i >= 0 {
-		k, v = l[:i], bytes.TrimLeft(l[i:], space)
-		if bytes.ContainsAny(v, space) {
-			return // more than two words: not a line we can read
+	l = trim(l)
+	k, v := splitColon(l)
+	key := keyOf(k)
+	if key == unknownKey {
+		// No colon, or one inside the value ("Sitemap https://a.b/"):
+		// a line of two words is read as a key and a value.
+		if k2, v2, ok := splitWords(l); ok {
+			key, v = keyOf(k2), v2
 		}
 	}
-	switch keyOf(k) {
+	switch key {
 	case userAgentKey:
 		p.userAgent(v)
 	case allowKey:
@@ -208,6 +230,31 @@ func (p *parser) line(l []byte) {
 	}
 }
 
+// splitColon splits a trimmed line at its first colon into a key and a
+// value, without the white space around them; both are nil if the line
+// has no colon.
+func splitColon(l []byte) (k, v []byte) {
+	i := bytes.IndexByte(l, ':')
+	if i < 0 {
+		return nil, nil
+	}
+	return trimRight(l[:i]), trimLeft(l[i+1:])
+}
+
+// splitWords splits a trimmed line of exactly two words into them: the
+// key and value of a line whose colon is missing ("disallow /").
+func splitWords(l []byte) (k, v []byte, ok bool) {
+	i := indexSpace(l)
+	if i < 0 {
+		return nil, nil, false
+	}
+	k, v = l[:i], trimLeft(l[i:])
+	if indexSpace(v) >= 0 {
+		return nil, nil, false // more than two words: not a line we can read
+	}
+	return k, v, true
+}
+
 // userAgent reads the value of a User-agent line: "*" (or "*" and more
 // words) names every crawler without a group of its own. Otherwise the
 // line is read two ways. As RFC 9309 reads it, the product token is the
@@ -223,7 +270,7 @@ func (p *parser) userAgent(v []byte) {
 		p.undelayed = [2]int{len(p.tokens), len(p.names)}
 	}
 	g := uint32(len(p.groups) - 1)
-	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || strings.IndexByte(space, v[1]) >= 0) {
+	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || leadingSpace(v[1:]) > 0) {
 		v = v[:1]
 		p.tokens = p.member(p.tokens, v, g)
 		p.names = p.member(p.names, v, g)
@@ -283,11 +330,14 @@ func productToken(s []byte) int {
 }
 
 // wholeName returns the length of the name at the start of s: up to its
-// first '/' or space.
+// first '/' or white space.
 func wholeName(s []byte) int {
-	n := 0
-	for n < len(s) && s[n] != '/' && strings.IndexByte(space, s[n]) < 0 {
-		n++
+	n := bytes.IndexByte(s, '/')
+	if n < 0 {
+		n = len(s)
+	}
+	if i := indexSpace(s[:n]); i >= 0 {
+		n = i
 	}
 	return n
 }
