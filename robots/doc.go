@@ -96,7 +96,6 @@
 // known one ("disallowed", "user-agents") as that key, where here only the
 // keys themselves and the listed misspellings count (and, as there, any
 // key that starts with "sitemap" or "site-map"); it trims only ASCII white
-// space; it does not remove dot
-// segments, nor decode escapes in a query; it does not read lines by whole
-// name; and it ignores Crawl-delay.
+// space; it does not remove dot segments, nor decode escapes in a query; it
+// does not read lines by whole name; and it ignores Crawl-delay.
 package robots
