@@ -4,12 +4,18 @@
 # tidy (.ci/tidy-diff), go vet,
 # staticcheck and the tests, as CI (.ci/run) does. A failing module does
 # not stop the others; the target fails at the end, naming them.
-.PHONY: test fmt licenses lint staticcheck-installed apidiff release-check demo bench
+#
+# It needs only Go: staticcheck is fetched and built by the go command at the
+# version pinned here, the one place it is written (CI runs this Makefile
+# too). STATICCHECK=staticcheck uses one on your PATH instead.
+.PHONY: test fmt licenses lint staticcheck-version apidiff release-check demo bench
 
 MODULES := $(shell go list -m -f '{{.Dir}}')
 # The version about to be tagged, at which the modules require each other.
 RELEASE_VERSION ?= v0.2.0
-STATICCHECK ?= staticcheck
+# staticcheck 2026.2.2, which supports Go 1.26.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK ?= go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # each runs $(1) in every module's directory.
 each = @failed=; for dir in $(MODULES); do \
@@ -17,7 +23,7 @@ each = @failed=; for dir in $(MODULES); do \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED in:$$failed"; exit 1; fi
 
-test: fmt licenses staticcheck-installed
+test: fmt licenses staticcheck-version
 	$(call each,$(CURDIR)/.ci/tidy-diff && go vet ./... && $(STATICCHECK) ./... && go test -race -shuffle=on -count=1 ./...)
 
 fmt:
@@ -27,11 +33,13 @@ fmt:
 licenses:
 	@for dir in $(MODULES); do cmp -s LICENSE "$$dir/LICENSE" || { echo "$$dir/LICENSE is not a copy of LICENSE"; exit 1; }; done
 
-lint: staticcheck-installed
+lint: staticcheck-version
 	$(call each,$(STATICCHECK) ./...)
 
-staticcheck-installed:
-	@command -v $(STATICCHECK) >/dev/null || { echo "$(STATICCHECK) is not on PATH: go install honnef.co/go/tools/cmd/staticcheck@VERSION, with the VERSION .ci/run pins"; exit 1; }
+# staticcheck-version fetches and builds staticcheck once, before the
+# modules use it, and prints its version.
+staticcheck-version:
+	$(STATICCHECK) -version
 
 # apidiff reports each module's API difference from its last tag (gorelease).
 apidiff:
