@@ -45,8 +45,9 @@ staticcheck-version:
 apidiff:
 	HEAD_VERSION=$(RELEASE_VERSION) .ci/apidiff
 
-# release-check proves the README's install commands at RELEASE_VERSION
-# without a network, from a local module proxy (.ci/release-check).
+# release-check proves the README's install commands at RELEASE_VERSION,
+# before any tag, from a local module proxy (.ci/release-check); it works
+# from a cold module cache. RELEASING.md says how to make a release.
 release-check:
 	RELEASE_VERSION=$(RELEASE_VERSION) .ci/release-check
 
