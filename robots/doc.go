@@ -55,7 +55,8 @@
 //     no-break space (a lone 0xA0 octet) around a key, a value or a
 //     User-agent name are trimmed like space and tab, so that
 //     "Disallow: /lib" followed by a no-break space disallows "/library",
-//     and "User-agent: *" followed by one applies to every crawler.
+//     and "User-agent: *" followed by one applies to every crawler. A
+//     full-width colon (U+FF1A) after a key is read as its colon.
 //   - Crawl-delay belongs to the User-agent lines just above it in its
 //     group, as CPython's, crawler-commons' and reppy's parsers read it:
 //     in "User-agent: one", "Crawl-delay: 1", "User-agent: two",

@@ -1,11 +1,13 @@
 package robots
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -310,6 +312,7 @@ func FuzzParse(f *testing.F) {
 		"\xEF\xBB\xBFuser-agent: a\r\nallow: /a*b$\r\ncrawl-delay: 1e300\rsitemap: x\n",
 		"useragent a\ndisalow /%zz%2A*$\nuser-agent: * b\nAllow:\n",
 		"user-agent: a\nuser-agent: a\ndisallow: /x\ndisallow: /x\nallow: /x\n",
+		"User-Agent: *\xa0\n\u00a0Disallow\uff1a /lib\u00a0\u2002\nSitemaps x\xa0\nDisallow /voil\u00e0\n",
 	} {
 		f.Add([]byte(s), "a", "/a/../b%2e?c")
 	}
@@ -359,5 +362,24 @@ func FuzzAllowed(f *testing.F) {
 			return // refMatch is quadratic
 		}
 		require.Equal(t, refMatch(pat, path), match(pat, path, nil), "match(%q, %q)", pat, path)
+	})
+}
+
+// FuzzTrim checks that trimming white space keeps a part of its input,
+// is done once for all, and never cuts a UTF-8 sequence in two.
+func FuzzTrim(f *testing.F) {
+	for _, s := range []string{" \t/a\u00a0", "\xa0*\xa0", "/voil\u00e0", "\u3000\u2002x\u200b", "\xe2\x80"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := trim(b)
+		require.True(t, bytes.Contains(b, got))
+		require.Equal(t, got, trim(got))
+		if utf8.Valid(b) {
+			require.True(t, utf8.Valid(got), "trim(%q) = %q", b, got)
+		}
+		if i := indexSpace(got); i >= 0 {
+			require.Positive(t, leadingSpace(got[i:]))
+		}
 	})
 }

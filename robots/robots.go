@@ -75,7 +75,8 @@ type member struct {
 // result keeps no reference to body and holds at most about four bytes per
 // byte of body read.
 //
-// A line is a key, a colon and a value, with a '#' starting a comment
+// A line is a key, a colon (or a full-width one, U+FF1A) and a value, with
+// a '#' starting a comment
 // anywhere; lines end with CR, LF or CRLF, and a UTF-8 byte order mark at
 // the start is skipped. White space around keys, values and User-agent
 // names is not part of them: space and tab, as RFC 9309 says, and the
@@ -232,14 +233,21 @@ func (p *parser) line(l []byte) {
 
 // splitColon splits a trimmed line at its first colon into a key and a
 // value, without the white space around them; both are nil if the line
-// has no colon.
+// has no colon. A full-width colon (U+FF1A, "Disallow：/x"), as files
+// typed with an East Asian input method carry, counts as one.
 func splitColon(l []byte) (k, v []byte) {
-	i := bytes.IndexByte(l, ':')
+	i, n := bytes.IndexByte(l, ':'), 1
+	if j := bytes.Index(l, []byte(fullWidthColon)); j >= 0 && (i < 0 || j < i) {
+		i, n = j, len(fullWidthColon)
+	}
 	if i < 0 {
 		return nil, nil
 	}
-	return trimRight(l[:i]), trimLeft(l[i+1:])
+	return trimRight(l[:i]), trimLeft(l[i+n:])
 }
+
+// fullWidthColon is U+FF1A in UTF-8.
+const fullWidthColon = "\uFF1A"
 
 // splitWords splits a trimmed line of exactly two words into them: the
 // key and value of a line whose colon is missing ("disallow /").
@@ -656,7 +664,7 @@ func (r *Robots) delayAt(i uint32) time.Duration {
 }
 
 // Sitemaps returns the values of the file's Sitemap lines, in file order,
-// wherever they stand in it.
+// wherever they stand in it (within the 500 KiB that Parse reads).
 func (r *Robots) Sitemaps() []string {
 	if r == nil {
 		return nil

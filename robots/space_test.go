@@ -36,6 +36,9 @@ func TestWhiteSpace(t *testing.T) {
 		{"an à is no space: it is matched", "User-agent: *\nDisallow: /voil\u00e0\n", "a", "/voil%C3%A0", false},
 		{"a space inside a rule stays", "User-agent: *\nDisallow: /a\u00a0b\n", "a", "/a", true},
 		{"a colon in the value of a line without one", "User-agent: *\nDisallow /a:b\n", "a", "/a:b", false},
+		{"a full-width colon", "User-agent: *\nDisallow\uff1a/private\n", "a", "/private/x", false},
+		{"a full-width colon and spaces", "User-agent\uff1a *\nDisallow \uff1a /private\n", "a", "/private/x", false},
+		{"a full-width colon after an ASCII one is in the value", "User-agent: *\nDisallow: /a\uff1ab\n", "a", "/a", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +63,8 @@ func TestSitemapsAsWritten(t *testing.T) {
 		{"Sitemap_index", "sitemap_index: " + url + "\n"},
 		{"Site-map-xml", "Site-map-xml: " + url + "\n"},
 		{"no colon", "Sitemap " + url + "\n"},
+		{"a full-width colon", "Sitemap\uff1a " + url + "\n"},
+		{"a full-width colon, no space", "Sitemap\uff1a" + url + "\n"},
 		{"no colon, in a group", "User-agent: *\nDisallow: /x\nSitemap " + url + "\n"},
 		{"a byte order mark before the file", "\xEF\xBB\xBFSitemap: " + url + "\n"},
 		{"CR line ends", "User-agent: *\rDisallow: /x\rSITEMAP: " + url + "\r"},
