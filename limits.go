@@ -104,7 +104,7 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 func (t *Transport) setUpDomain(d *domain, key string) {
 	d.key = key
 	d.exempt = (t.loopbackExempt && isLoopback(key)) || key == noHostKey
-	t.currentPace(&d.pace, scopeDomain, key, !d.exempt)
+	t.currentPace(&d.pace, scopeDomain, key)
 }
 
 // newDomain returns a domain of key that the table does not hold.

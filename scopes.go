@@ -66,58 +66,33 @@ const (
 	serverPrefix = "ip:"
 )
 
-// pace is what paces one key under the limits in force: its limit as the
-// limiter reads it, and its places under MaxConcurrent (nil without a
-// cap). A request keeps the pace it started under until its flight ends.
+// pace is what paces the keys of one limit under the limits in force: the
+// limit, as the limiter reads it, and its MaxConcurrent (0: no cap). The
+// keys it paces share it; each counts its own places (see places).
 type pace struct {
 	limit *config.Limit
 	rule  limiter.Rule
-	slots chan struct{}
+	max   int
 	set   *limitSet // the limits it was made under
 }
 
-func newPace(l *config.Limit, maxPause time.Duration, set *limitSet, slotted bool) *pace {
+func newPace(l *config.Limit, maxPause time.Duration, set *limitSet) *pace {
 	p := &pace{limit: l, rule: limiter.RuleOf(*l), set: set}
 	p.rule.MaxPause = maxPause
-	if slotted && l.MaxConcurrent > 0 && !l.Disabled {
-		p.slots = make(chan struct{}, l.MaxConcurrent)
+	if !l.Disabled {
+		p.max = l.MaxConcurrent
 	}
 	return p
 }
 
-// takeSlot takes a place under p's MaxConcurrent, waiting for one until
-// ctx ends; it then returns a *placesTaken.
-func (p *pace) takeSlot(ctx context.Context) error {
-	if p.slots == nil {
-		return nil
-	}
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return &placesTaken{max: cap(p.slots), inFlight: len(p.slots), cause: context.Cause(ctx)}
-	}
-}
-
-// giveSlot gives back a place under p's MaxConcurrent.
-func (p *pace) giveSlot() {
-	if p.slots != nil {
-		<-p.slots
-	}
-}
-
 // scope is a key that requests of many domains share: one server, or all.
 type scope struct {
-	name string // scopeServer or scopeGlobal
-	key  string
-	pace atomic.Pointer[pace]
-	held atomic.Int64     // requests between acquiring and releasing it
-	last counters.Instant // when the latest request through it was sent
+	name   string // scopeServer or scopeGlobal
+	key    string
+	pace   atomic.Pointer[pace]
+	places places
+	held   atomic.Int64     // requests between acquiring and releasing it
+	last   counters.Instant // when the latest request through it was sent
 }
 
 // request is a Request to the limiter for s under rule, with no MaxWait.
@@ -189,12 +164,12 @@ func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 	if ls.server != nil && req.URL != nil && req.URL.Host != "" {
 		if server, err := sc.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
 			s := sc.acquireServer(server)
-			held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key, true)})
+			held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key)})
 		}
 	}
 	if ls.global != nil {
 		sc.global.held.Add(1)
-		held = append(held, hold{sc.global, t.currentPace(&sc.global.pace, scopeGlobal, globalKey, true)})
+		held = append(held, hold{sc.global, t.currentPace(&sc.global.pace, scopeGlobal, globalKey)})
 	}
 	return held
 }
@@ -225,7 +200,7 @@ type claims []hold
 // ctx ends first, it gives back those it took.
 func (c claims) takeSlots(ctx context.Context) error {
 	for i, h := range c {
-		if err := h.p.takeSlot(ctx); err != nil {
+		if err := h.s.places.take(ctx, h.p.max); err != nil {
 			c[:i].giveSlots()
 			return fmt.Errorf("%s scope: %w", h.s.name, err)
 		}
@@ -236,7 +211,7 @@ func (c claims) takeSlots(ctx context.Context) error {
 // giveSlots gives back the places takeSlots took.
 func (c claims) giveSlots() {
 	for _, h := range c {
-		h.p.giveSlot()
+		h.s.places.give()
 	}
 }
 
@@ -277,7 +252,7 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 	ls := t.limits.Load()
 	wait := time.Duration(0)
 	if ls.global != nil {
-		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey, true)
+		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey)
 		wait = t.stateWait(t.scopes.global.request(&p.rule))
 	}
 	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
