@@ -115,10 +115,13 @@ func sameLimit(a, b *config.Limit) bool {
 // pace once it has recovered, and a domain the Transport tracks then
 // tells it when its latest request went (limiter.Request's LastStart).
 // An invalid limit or name changes nothing and is a *config.FieldError
-// naming the domain and the field. A new max_concurrent counts every
-// request of the key in flight, those that started under the old limit
-// too; a request waiting for a place waits under the max_concurrent in
-// force when it asked for one.
+// naming the domain and the field. A change never widens what is in
+// force for requests under way: a new max_concurrent counts every request
+// of the key in flight, those that started under the old limit too (a
+// request waiting for a place waits under the max_concurrent in force
+// when it asked for one); and a quota's history outlives a change while
+// the limiter holds the key's state: a quota removed and put back within
+// its window, or changed, counts the requests made meanwhile.
 func (t *Transport) SetLimit(domain string, l config.Limit) error {
 	if !t.made() {
 		return errNotMade

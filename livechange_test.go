@@ -6,9 +6,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
@@ -61,4 +63,54 @@ func TestLimitChangeKeepsMaxConcurrent(t *testing.T) {
 	changers.Wait()
 	t.Logf("at most %d in flight at the server", most.Load())
 	assert.LessOrEqual(t, most.Load(), int64(2), "requests in flight at the server at once")
+}
+
+// TestLimitChangeKeepsQuotaHistory checks from the server's side that a
+// key's quota counts the requests made before the quota was removed and
+// put back, or changed, while the limiter holds the key's state.
+func TestLimitChangeKeepsQuotaHistory(t *testing.T) {
+	const window = 3 * time.Second
+	quota := func(n int, w time.Duration) config.Limit {
+		return config.Limit{RequestsPerSecond: 1000, Burst: 10, Quotas: []config.Quota{{Requests: n, Window: w}}}
+	}
+	tests := []struct {
+		name    string
+		changes []config.Limit // one before each of the requests after the third
+		// want is when each request after the third reaches the server,
+		// from the first's arrival.
+		want []time.Duration
+	}{
+		{"removed and put back", []config.Limit{{RequestsPerSecond: 1000, Burst: 10}, {RequestsPerSecond: 1000, Burst: 10}, quota(3, window)},
+			[]time.Duration{0, 0, window}},
+		{"widened", []config.Limit{quota(4, 2*window)},
+			[]time.Duration{0}},
+		{"widened, then the next", []config.Limit{quota(4, 2*window), quota(4, 2*window)},
+			[]time.Duration{0, 2 * window}},
+		{"narrowed", []config.Limit{quota(2, window)},
+			[]time.Duration{window}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var arrivals []time.Time
+				base := baseFunc(func(req *http.Request) (*http.Response, error) {
+					arrivals = append(arrivals, time.Now())
+					return answer(req, http.StatusOK), nil
+				})
+				tr := newTransport(t, base, polite.WithDefault(quota(3, window)))
+				for range 3 {
+					require.NoError(t, roundTrip(t, tr, t.Context(), "http://quota.test/"))
+				}
+				for _, l := range tt.changes {
+					require.NoError(t, tr.SetLimit("quota.test", l))
+					require.NoError(t, roundTrip(t, tr, t.Context(), "http://quota.test/"))
+				}
+				var got []time.Duration
+				for _, at := range arrivals[3:] {
+					got = append(got, at.Sub(arrivals[0]).Truncate(time.Second))
+				}
+				assert.Equal(t, tt.want, got)
+			})
+		})
+	}
 }
