@@ -1,8 +1,8 @@
 package polite_test
 
 import (
+	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,52 +18,70 @@ import (
 
 // TestLimitChangeKeepsMaxConcurrent checks from the server's side that
 // changing limits while requests are in flight never lets more of them
-// in flight than max_concurrent: 50 goroutines put in force, one after
-// the other every 5 ms, two configs that differ only in rate, while 200
-// requests go; requests in flight under one count against the other.
+// in flight than max_concurrent, in a domain or in the global scope: 50
+// goroutines put in force, one after the other every 5 ms, two configs
+// that differ only in rate, while ten workers send 20 requests each, one
+// after the other; requests in flight under one count against the other.
 func TestLimitChangeKeepsMaxConcurrent(t *testing.T) {
-	var inFlight, most atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-		}
-		time.Sleep(10 * time.Millisecond)
-		inFlight.Add(-1)
-	}))
-	defer srv.Close()
-	configs := []*config.File{
-		{Default: config.Limit{RequestsPerSecond: 1000, Burst: 10, MaxConcurrent: 2}},
-		{Default: config.Limit{RequestsPerSecond: 900, Burst: 10, MaxConcurrent: 2}},
+	capped := func(rate float64) config.Limit {
+		return config.Limit{RequestsPerSecond: rate, Burst: 10, MaxConcurrent: 2}
 	}
-	tr := newTransport(t, nil, polite.WithDefault(configs[0].Default))
-	client := &http.Client{Transport: tr, Timeout: time.Minute}
-
-	done := make(chan struct{})
-	var changers sync.WaitGroup
-	for i := range 50 {
-		changers.Go(func() {
-			tick := time.NewTicker(5 * time.Millisecond)
-			defer tick.Stop()
-			for n := i; ; n++ {
-				select {
-				case <-done:
-					return
-				case <-tick.C:
-					assert.NoError(t, tr.SetConfig(configs[n%2]))
+	tests := []struct {
+		name    string
+		configs []*config.File
+		hosts   int // the requests go to as many hosts, in turn
+	}{
+		{"domain", []*config.File{{Default: capped(1000)}, {Default: capped(900)}}, 1},
+		{"global scope", []*config.File{{Default: fastLimit, Global: ptr(capped(1000))}, {Default: fastLimit, Global: ptr(capped(900))}}, 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inFlight, most atomic.Int64
+			s := newHostServer(t)
+			s.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n := inFlight.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
+				time.Sleep(10 * time.Millisecond)
+				inFlight.Add(-1)
+			})
+			tr := newTransport(t, s.base(), polite.WithKeyFunc(polite.HostKey), polite.WithConfig(tt.configs[0]))
+			client := &http.Client{Transport: tr, Timeout: time.Minute}
+
+			done := make(chan struct{})
+			var changers sync.WaitGroup
+			for i := range 50 {
+				changers.Go(func() {
+					tick := time.NewTicker(5 * time.Millisecond)
+					defer tick.Stop()
+					for n := i; ; n++ {
+						select {
+						case <-done:
+							return
+						case <-tick.C:
+							assert.NoError(t, tr.SetConfig(tt.configs[n%2]))
+						}
+					}
+				})
 			}
+			var workers sync.WaitGroup
+			for w := range 10 {
+				workers.Go(func() {
+					for i := range 20 {
+						fetchAll(t, client, []string{s.url(fmt.Sprintf("h%d.test", (w+i)%tt.hosts), "/")})
+					}
+				})
+			}
+			workers.Wait()
+			close(done)
+			changers.Wait()
+			t.Logf("at most %d in flight at the server", most.Load())
+			assert.LessOrEqual(t, most.Load(), int64(2), "requests in flight at the server at once")
 		})
 	}
-	urls := make([]string, 200)
-	for i := range urls {
-		urls[i] = srv.URL
-	}
-	fetchAll(t, client, urls)
-	close(done)
-	changers.Wait()
-	t.Logf("at most %d in flight at the server", most.Load())
-	assert.LessOrEqual(t, most.Load(), int64(2), "requests in flight at the server at once")
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // TestLimitChangeKeepsQuotaHistory checks from the server's side that a
 // key's quota counts the requests made before the quota was removed and
