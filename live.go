@@ -149,7 +149,8 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 // WithDomain too), and the server's and the global limits (a scope that f
 // leaves out no longer applies). The next turn of each key follows its new
 // limit, counting its earlier requests as SetLimit says; turns already
-// granted are kept. An invalid f changes nothing and
+// granted are kept; and, as SetLimit says, a new max_concurrent counts
+// the requests in flight and a quota keeps its history. An invalid f changes nothing and
 // is an error naming the domain and the field. What other options set
 // (the key function, the limiter, WithMaxWait, WithMaxDomains,
 // WithMaxPause, WithLoopbackExempt, WithRobots, WithLookup, WithLogger)
