@@ -99,6 +99,8 @@ func TestCancellationStormLeavesNothingBehind(t *testing.T) {
 	}
 	pair.Wait()
 	took := time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
 	require.Len(t, arrivals, 2)
 	gap := arrivals[1].Sub(arrivals[0]).Abs()
 	t.Logf("during the storm, at most %d in flight; after it: %v remaining wait; the two took %v, %v apart at the server", most.Load(), remaining, took, gap)
