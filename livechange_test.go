@@ -93,19 +93,22 @@ func TestLimitChangeKeepsQuotaHistory(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
+		idle    time.Duration  // after the first three requests
 		changes []config.Limit // one before each of the requests after the third
 		// want is when each request after the third reaches the server,
-		// from the first's arrival.
+		// from the first's arrival, in whole seconds.
 		want []time.Duration
 	}{
-		{"removed and put back", []config.Limit{{RequestsPerSecond: 1000, Burst: 10}, {RequestsPerSecond: 1000, Burst: 10}, quota(3, window)},
+		{"removed and put back", 0, []config.Limit{{RequestsPerSecond: 1000, Burst: 10}, {RequestsPerSecond: 1000, Burst: 10}, quota(3, window)},
 			[]time.Duration{0, 0, window}},
-		{"widened", []config.Limit{quota(4, 2*window)},
+		{"widened", 0, []config.Limit{quota(4, 2*window)},
 			[]time.Duration{0}},
-		{"widened, then the next", []config.Limit{quota(4, 2*window), quota(4, 2*window)},
+		{"widened, then the next", 0, []config.Limit{quota(4, 2*window), quota(4, 2*window)},
 			[]time.Duration{0, 2 * window}},
-		{"narrowed", []config.Limit{quota(2, window)},
+		{"narrowed", 0, []config.Limit{quota(2, window)},
 			[]time.Duration{window}},
+		{"shortened and put back", 1500 * time.Millisecond, []config.Limit{quota(3, time.Second), quota(3, window)},
+			[]time.Duration{time.Second, window}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,6 +122,7 @@ func TestLimitChangeKeepsQuotaHistory(t *testing.T) {
 				for range 3 {
 					require.NoError(t, roundTrip(t, tr, t.Context(), "http://quota.test/"))
 				}
+				time.Sleep(tt.idle)
 				for _, l := range tt.changes {
 					require.NoError(t, tr.SetLimit("quota.test", l))
 					require.NoError(t, roundTrip(t, tr, t.Context(), "http://quota.test/"))
