@@ -42,7 +42,6 @@ func (b *trackedBody) end() {
 // flight is what a request sent holds until its flight ends.
 type flight struct {
 	d     *domain
-	p     *pace         // d's pace the request took its place under
 	extra *flightExtras // nil if the request holds nothing more
 }
 
@@ -56,7 +55,7 @@ type flightExtras struct {
 // end ends the flight: its places and stats, its claims on scopes, its
 // ticket and its WithTimeout context.
 func (fl *flight) end() {
-	fl.d.finish(fl.p)
+	fl.d.finish()
 	if x := fl.extra; x != nil {
 		x.held.end()
 		x.tk.Done() // once only: a Ticket calls its function the first time

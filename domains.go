@@ -17,6 +17,7 @@ type domain struct {
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string
 	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace
+	places    places               // its requests that hold a place under MaxConcurrent
 }
 
 // request is a Request to the limiter for d under p, with no MaxWait.
@@ -27,11 +28,19 @@ func (d *domain) request(p *pace) limiter.Request {
 // unpaced reports whether requests to d go unpaced under p.
 func (d *domain) unpaced(p *pace) bool { return d.exempt || p.limit.Disabled }
 
-// finish ends a sent request under p: its slot and its domain are free
-// again.
-func (d *domain) finish(p *pace) {
+// maxConcurrent is the MaxConcurrent of d under p: 0, no cap, if d is
+// exempt.
+func (d *domain) maxConcurrent(p *pace) int {
+	if d.exempt {
+		return 0
+	}
+	return p.max
+}
+
+// finish ends a sent request: its place and its domain are free again.
+func (d *domain) finish() {
 	d.stats.InFlight(-1)
-	p.giveSlot()
+	d.places.give()
 	d.release()
 }
 

@@ -49,23 +49,23 @@ func configName(name string, keyFunc KeyFunc) (string, error) {
 	return configKey(name, keyFunc)
 }
 
-// configPattern returns the pattern of the keys under parent. A parent
-// that is a host name is normalised as hosts are; a pattern whose keys the
-// key function can never produce, as it keys a request to a host under
-// parent by parent or by one of its own parents (*.example.com under
-// DomainKey), is an error.
+// configPattern returns the pattern of the keys under parent, a host name
+// (pattern.Check), normalised as hosts are. A pattern whose keys the key
+// function can never produce, as it keys a request to a host under parent
+// by parent or by one of its own parents (*.example.com under DomainKey),
+// is an error.
 func configPattern(parent string, keyFunc KeyFunc) (string, error) {
 	host, err := normalizeHost(parent)
 	if err != nil {
-		return pattern.Of(parent), nil
+		return "", fmt.Errorf("can never match: %w", err)
 	}
-	probe, err := http.NewRequest(http.MethodGet, "http://x."+host+"/", nil)
+	probe, err := http.NewRequest(http.MethodGet, "http://x."+hostForURL(host)+"/", nil)
 	if err != nil {
-		return pattern.Of(parent), nil
+		return "", errors.New("can never match: not a host name")
 	}
 	got, err := keyFunc(probe)
-	if err == nil && (got == host || strings.HasSuffix(host, "."+got)) {
-		return "", fmt.Errorf("can never match: the key function names requests to its hosts %q", got)
+	if err == nil && under(host, got) {
+		return "", fmt.Errorf("can never match: the key function names requests to its hosts %q (write %q to limit them all)", got, got)
 	}
 	return pattern.Of(host), nil
 }
@@ -94,17 +94,24 @@ func configKey(name string, keyFunc KeyFunc) (string, error) {
 		return name, nil
 	case got == host:
 		return host, nil
-	case strings.HasSuffix(host, "."+got):
+	case under(host, got) || under(probe.URL.Hostname(), got):
+		// Keyed by its host, or a parent: a name that is more than a
+		// host (a.com?q) is never a key.
 		return "", fmt.Errorf("can never match: the key function names its requests %q", got)
 	}
 	return name, nil
+}
+
+// under reports whether host is under the domain parent.
+func under(host, parent string) bool {
+	return strings.HasSuffix(host, "."+parent) || strings.EqualFold(host, parent)
 }
 
 // setUpDomain makes d the domain of key, under its limit.
 func (t *Transport) setUpDomain(d *domain, key string) {
 	d.key = key
 	d.exempt = (t.loopbackExempt && isLoopback(key)) || key == noHostKey
-	t.currentPace(&d.pace, scopeDomain, key, !d.exempt)
+	t.currentPace(&d.pace, scopeDomain, key)
 }
 
 // newDomain returns a domain of key that the table does not hold.

@@ -23,15 +23,15 @@ type limitSet struct {
 	domains *pattern.Table[*config.Limit]
 	server  *config.Limit // nil: no server scope
 	global  *config.Limit // nil: no global scope
-	paces   *sync.Map     // *config.Limit -> its *pace without places, shared by the keys it paces
+	paces   *sync.Map     // *config.Limit -> its *pace, shared by the keys it paces
 }
 
-// shared returns the pace of l, one of ls's limits, without places.
+// shared returns the pace of l, one of ls's limits.
 func (ls *limitSet) shared(l *config.Limit, maxPause time.Duration) *pace {
 	if p, ok := ls.paces.Load(l); ok {
 		return p.(*pace)
 	}
-	p, _ := ls.paces.LoadOrStore(l, newPace(l, maxPause, ls, false))
+	p, _ := ls.paces.LoadOrStore(l, newPace(l, maxPause, ls))
 	return p.(*pace)
 }
 
@@ -85,30 +85,17 @@ func (ls *limitSet) limitOf(scope, key string) *config.Limit {
 	return ls.def
 }
 
-// currentPace returns the pace that ptr holds for key in scope, made anew
-// first if the limits in force have changed since it was made. Keys
-// without places (MaxConcurrent) share their limit's pace. A pace with
-// places whose limit did not change keeps them, so that requests in
-// flight still count; one whose limit changed starts with none taken.
-func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string, slotted bool) *pace {
+// currentPace returns the pace that ptr holds for key in scope: its
+// limit's under the limits in force, looked up anew if they have changed
+// since ptr was set.
+func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string) *pace {
 	for {
 		p := ptr.Load()
 		ls := t.limits.Load()
 		if p != nil && p.set == ls {
 			return p
 		}
-		l := ls.limitOf(scope, key)
-		var fresh *pace
-		switch {
-		case p != nil && p.slots != nil && sameLimit(p.limit, l):
-			kept := *p
-			kept.set = ls
-			fresh = &kept
-		case slotted && l.MaxConcurrent > 0 && !l.Disabled:
-			fresh = newPace(l, t.maxPause, ls, true)
-		default:
-			fresh = ls.shared(l, t.maxPause)
-		}
+		fresh := ls.shared(ls.limitOf(scope, key), t.maxPause)
 		if ptr.CompareAndSwap(p, fresh) {
 			return fresh
 		}
@@ -128,8 +115,13 @@ func sameLimit(a, b *config.Limit) bool {
 // pace once it has recovered, and a domain the Transport tracks then
 // tells it when its latest request went (limiter.Request's LastStart).
 // An invalid limit or name changes nothing and is a *config.FieldError
-// naming the domain and the field. A new max_concurrent counts the
-// requests that start after the change.
+// naming the domain and the field. A change never widens what is in
+// force for requests under way: a new max_concurrent counts every request
+// of the key in flight, those that started under the old limit too (a
+// request waiting for a place waits under the max_concurrent in force
+// when it asked for one); and a quota's history outlives a change while
+// the limiter holds the key's state: a quota removed and put back within
+// its window, or changed, counts the requests made meanwhile.
 func (t *Transport) SetLimit(domain string, l config.Limit) error {
 	if !t.made() {
 		return errNotMade
@@ -157,7 +149,8 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 // WithDomain too), and the server's and the global limits (a scope that f
 // leaves out no longer applies). The next turn of each key follows its new
 // limit, counting its earlier requests as SetLimit says; turns already
-// granted are kept. An invalid f changes nothing and
+// granted are kept; and, as SetLimit says, a new max_concurrent counts
+// the requests in flight and a quota keeps its history. An invalid f changes nothing and
 // is an error naming the domain and the field. What other options set
 // (the key function, the limiter, WithMaxWait, WithMaxDomains,
 // WithMaxPause, WithLoopbackExempt, WithRobots, WithLookup, WithLogger)

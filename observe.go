@@ -40,11 +40,11 @@ func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response,
 // does (see config.Limit.ErrorStatuses).
 func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, sent time.Time) {
 	p := d.pace.Load()
-	if d.unpaced(p) || !transportFailure(ctx, err) || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
+	now := time.Now()
+	if d.unpaced(p) || !transportFailure(ctx, err, now.Sub(sent)) || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
 		return
 	}
 	d.listening.Store(true)
-	now := time.Now()
 	t.tell(ctx, d, p, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 
@@ -87,13 +87,17 @@ func observation(resp *http.Response, sent, now time.Time) limiter.Observation {
 }
 
 // transportFailure reports whether err, a base RoundTripper's error for a
-// request whose context is ctx, says the server could not be reached or
-// did not answer in time: a timeout (the request's deadline included), a
+// request whose context is ctx and that the server had for atServer, says
+// the server could not be reached or did not answer in time: a timeout, a
 // refused, reset or closed connection, a failed TLS handshake. A cancelled
 // context, a name that does not resolve and a request the base would not
-// send are not the server's doing.
-func transportFailure(ctx context.Context, err error) bool {
+// send are not the server's doing, nor is the deadline of ctx when it left
+// the server less than answerTime: the caller was in a hurry.
+func transportFailure(ctx context.Context, err error, atServer time.Duration) bool {
 	if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+		return false
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && atServer < answerTime {
 		return false
 	}
 	var dnsErr *net.DNSError
@@ -114,6 +118,13 @@ func transportFailure(ctx context.Context, err error) bool {
 		errors.As(err, &alert) || errors.As(err, &header) || errors.As(err, &verifyErr) ||
 		strings.Contains(err.Error(), serverClosedIdle)
 }
+
+// answerTime is how long a server must have had a request for the
+// deadline of the request's context to count as the server's failure, as
+// config.Limit.ErrorStatuses says. A storm of requests whose callers give
+// them a few milliseconds says nothing of the server: counting them backed
+// the domain off for a second after every request had ended.
+const answerTime = time.Second
 
 // serverClosedIdle is the message of net/http's unexported error for a
 // connection the server closed before it read the request: a server that

@@ -14,7 +14,9 @@ import (
 )
 
 // TestTransportFailure sorts the errors a real http.Transport returns: the
-// server's failures count, the caller's and the name's do not.
+// server's failures count, the caller's and the name's do not; the
+// deadline of the request's context counts once the server has had the
+// request for answerTime.
 func TestTransportFailure(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
@@ -85,15 +87,18 @@ func TestTransportFailure(t *testing.T) {
 				resp.Body.Close()
 			}
 			require.Error(t, err)
-			assert.Equal(t, tt.failure, transportFailure(ctx, err), "%v", err)
+			assert.Equal(t, tt.failure, transportFailure(ctx, err, answerTime), "%v", err)
+			if ctx.Err() != nil {
+				assert.False(t, transportFailure(ctx, err, answerTime-time.Millisecond), "the caller's deadline, or its cancel, came too soon to blame the server: %v", err)
+			}
 		})
 	}
 
 	notFound := &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}}
-	assert.False(t, transportFailure(context.Background(), notFound), "a name that does not resolve is not the server's doing")
+	assert.False(t, transportFailure(context.Background(), notFound, answerTime), "a name that does not resolve is not the server's doing")
 	dnsTimeout := &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "i/o timeout", Name: "slow.example", IsTimeout: true}}
-	assert.True(t, transportFailure(context.Background(), dnsTimeout))
-	assert.False(t, transportFailure(context.Background(), errors.New("reset")), "an error that says nothing of the network")
+	assert.True(t, transportFailure(context.Background(), dnsTimeout, 0))
+	assert.False(t, transportFailure(context.Background(), errors.New("reset"), answerTime), "an error that says nothing of the network")
 }
 
 // listen serves each connection to a loopback listener with handle, and

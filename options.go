@@ -121,13 +121,20 @@ func WithDefault(l config.Limit) Option {
 // config.Limit.Inherit says. A later option that names the same domain,
 // however it is spelt ("Example.COM."), replaces it. A URL, a path or a
 // port ("https://example.com", "example.com:8080") is an error that says
-// what to write, unless the key function keys requests by that very name.
+// what to write, unless the key function keys requests by that very name;
+// so is a name the key function keys requests apart from ("a.com?q"
+// under HostKey, "www.example.com" under DomainKey).
 //
 // A name "*.example.com" is a pattern: every key under example.com (not
 // example.com itself) gets the limit, each key paced on its own, as
 // colly's DomainGlob does. A key's own limit beats a pattern's, and a
-// longer pattern beats a shorter one. With DomainKey, a pattern fits
-// hosts under a public suffix ("*.blogspot.com"); with HostKey, any.
+// longer pattern beats a shorter one. A pattern is "*." and a host name:
+// a "*" anywhere else, or a pattern over a URL, a path, a port or a query,
+// is an error, whatever the key function, as is a pattern none of whose
+// keys the key function makes. With DomainKey, a pattern fits hosts under
+// a public suffix ("*.blogspot.com"): "*.example.com" is an error, as
+// DomainKey keys every host under example.com "example.com" (write that);
+// with HostKey, any pattern fits.
 func WithDomain(domain string, l config.Limit) Option {
 	return func(o *options) {
 		o.domainOptions++

@@ -107,3 +107,70 @@ func TestDomainPatternPacesEachHostApart(t *testing.T) {
 	}
 	assert.Less(t, elapsed, 2*time.Second, "the hosts are paced apart, not together (together: 2.5 s)")
 }
+
+// TestNamesThatCanNeverMatchAreRefused checks that every entry point
+// refuses, as a *config.FieldError naming it, a name the matcher can
+// never match under the key function: a "*" anywhere but at the start of
+// a pattern, a pattern over no host name, a name its requests are keyed
+// apart from.
+func TestNamesThatCanNeverMatchAreRefused(t *testing.T) {
+	names := []string{"a.*.com", "*.a.com/x", "*.a.com?q", "*.a.com:8080", "*.a.com#f", "**.x", "*", "*..com", "a.com/x", "a.com?q"}
+	fileOnly := map[string]bool{"a.*.com": true, "*.a.com/x": true, "*.a.com?q": true, "*.a.com:8080": true, "*.a.com#f": true, "**.x": true, "*": true, "*..com": true}
+	entries := map[string]func(tr *polite.Transport, name string) error{
+		"WithDomain": func(_ *polite.Transport, name string) error {
+			_, err := polite.NewTransport(nil, polite.WithKeyFunc(polite.HostKey), polite.WithDomain(name, everySecond))
+			return err
+		},
+		"SetLimit": func(tr *polite.Transport, name string) error { return tr.SetLimit(name, everySecond) },
+		"SetConfig": func(tr *polite.Transport, name string) error {
+			return tr.SetConfig(&config.File{Default: everySecond, Domains: map[string]config.Limit{name: everySecond}})
+		},
+		"WithConfig": func(_ *polite.Transport, name string) error {
+			_, err := polite.NewTransport(nil, polite.WithKeyFunc(polite.HostKey),
+				polite.WithConfig(&config.File{Default: everySecond, Domains: map[string]config.Limit{name: everySecond}}))
+			return err
+		},
+	}
+	tr := newTransport(t, nil, polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit))
+	for _, name := range names {
+		for entry, set := range entries {
+			t.Run(entry+" "+name, func(t *testing.T) {
+				var fe *config.FieldError
+				require.ErrorAs(t, set(tr, name), &fe)
+				assert.Equal(t, name, fe.Domain)
+				assert.Equal(t, "domains", fe.Field)
+			})
+		}
+		if fileOnly[name] {
+			t.Run("config.Parse "+name, func(t *testing.T) {
+				_, err := config.Parse([]byte(`{"domains": {"` + name + `": {"min_delay": "1s"}}}`))
+				var fe *config.FieldError
+				require.ErrorAs(t, err, &fe, "a form no key function can match")
+				assert.Equal(t, name, fe.Domain)
+			})
+		}
+	}
+	assert.Equal(t, fastLimit, tr.Limit("x.a.com"), "a refused change changes nothing")
+}
+
+// TestReadmeScopesPatternWorks checks that the patterns the README's
+// Scopes paragraph shows work as written: "*.blogspot.com" from a config
+// file under the default key function, "*.example.com" under HostKey;
+// and that "*.example.com" under the default says what to write.
+func TestReadmeScopesPatternWorks(t *testing.T) {
+	load := func(pattern string) *config.File {
+		f, err := config.Parse([]byte(`{"default_config": {"requests_per_second": 1000, "burst_capacity": 100},
+			"domains": {"` + pattern + `": {"min_delay": "1h"}}}`))
+		require.NoError(t, err)
+		return f
+	}
+	opts := []polite.Option{polite.WithMaxWait(time.Minute)}
+	tr := newTransport(t, countingBase(new(atomic.Int64)), append(opts, polite.WithConfig(load("*.blogspot.com")))...)
+	assert.True(t, paced(t, tr, "http://one.blogspot.com/"))
+	assert.True(t, paced(t, tr, "http://two.blogspot.com/"), "each blog apart: its first request goes at once")
+	tr = newTransport(t, countingBase(new(atomic.Int64)), append(opts, polite.WithKeyFunc(polite.HostKey), polite.WithConfig(load("*.example.com")))...)
+	assert.True(t, paced(t, tr, "http://a.example.com/"))
+
+	_, err := polite.NewTransport(nil, polite.WithConfig(load("*.example.com")))
+	assert.ErrorContains(t, err, `write "example.com"`)
+}

@@ -18,10 +18,15 @@ import (
 
 // WithServerLimit paces every request also by the server it goes to, so
 // that the domains one server hosts share l, as Nutch's byIP queues and
-// Scrapy's CONCURRENT_REQUESTS_PER_IP do: a server is its IPv4 address,
-// or the /64 of its IPv6 address, the first one its host resolves to
-// (through WithLookup). A request whose host does not resolve is sent to
-// the base unpaced by any server, and fails there as net/http would.
+// Scrapy's CONCURRENT_REQUESTS_PER_IP do. A server is named by the
+// addresses its host resolves to (through WithLookup), whatever their
+// order and families: the smallest IPv4 address, or, with none, the /64
+// of the smallest IPv6 address. A host whose lookup fails keeps the server
+// it last resolved to; one that never resolved is paced under one key
+// that every such host shares, under l, and a server first seen after
+// them keeps its gap from the latest of them: a request is never sent
+// unpaced because its lookup failed, though the base may resolve the name
+// where the lookup did not.
 // Every rule of l applies, max_concurrent in this process; l takes
 // nothing from the default, so config.Limit{MaxConcurrent: 8} caps the
 // requests in flight to a server and sets no pace.
@@ -62,62 +67,38 @@ const (
 	scopeServer = "server"
 	scopeGlobal = "global"
 
-	globalKey    = "(global)"
-	serverPrefix = "ip:"
+	globalKey     = "(global)"
+	serverPrefix  = "ip:"
+	unknownServer = "(unknown)" // the server of hosts that never resolved
 )
 
-// pace is what paces one key under the limits in force: its limit as the
-// limiter reads it, and its places under MaxConcurrent (nil without a
-// cap). A request keeps the pace it started under until its flight ends.
+// pace is what paces the keys of one limit under the limits in force: the
+// limit, as the limiter reads it, and its MaxConcurrent (0: no cap). The
+// keys it paces share it; each counts its own places (see places).
 type pace struct {
 	limit *config.Limit
 	rule  limiter.Rule
-	slots chan struct{}
+	max   int
 	set   *limitSet // the limits it was made under
 }
 
-func newPace(l *config.Limit, maxPause time.Duration, set *limitSet, slotted bool) *pace {
+func newPace(l *config.Limit, maxPause time.Duration, set *limitSet) *pace {
 	p := &pace{limit: l, rule: limiter.RuleOf(*l), set: set}
 	p.rule.MaxPause = maxPause
-	if slotted && l.MaxConcurrent > 0 && !l.Disabled {
-		p.slots = make(chan struct{}, l.MaxConcurrent)
+	if !l.Disabled {
+		p.max = l.MaxConcurrent
 	}
 	return p
 }
 
-// takeSlot takes a place under p's MaxConcurrent, waiting for one until
-// ctx ends; it then returns a *placesTaken.
-func (p *pace) takeSlot(ctx context.Context) error {
-	if p.slots == nil {
-		return nil
-	}
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return &placesTaken{max: cap(p.slots), inFlight: len(p.slots), cause: context.Cause(ctx)}
-	}
-}
-
-// giveSlot gives back a place under p's MaxConcurrent.
-func (p *pace) giveSlot() {
-	if p.slots != nil {
-		<-p.slots
-	}
-}
-
 // scope is a key that requests of many domains share: one server, or all.
 type scope struct {
-	name string // scopeServer or scopeGlobal
-	key  string
-	pace atomic.Pointer[pace]
-	held atomic.Int64     // requests between acquiring and releasing it
-	last counters.Instant // when the latest request through it was sent
+	name   string // scopeServer or scopeGlobal
+	key    string
+	pace   atomic.Pointer[pace]
+	places places
+	held   atomic.Int64     // requests between acquiring and releasing it
+	last   counters.Instant // when the latest request through it was sent
 }
 
 // request is a Request to the limiter for s under rule, with no MaxWait.
@@ -135,6 +116,7 @@ type hold struct {
 // in force say which apply.
 type scopes struct {
 	global   *scope
+	unknown  *scope // the servers' scope of hosts that never resolved
 	resolver *resolve.Cache
 
 	mu      sync.Mutex
@@ -154,6 +136,7 @@ func newScopes(o *options) *scopes {
 	}
 	return &scopes{
 		global:   &scope{name: scopeGlobal, key: globalKey},
+		unknown:  &scope{name: scopeServer, key: serverPrefix + unknownServer},
 		resolver: resolve.New(lookup, serverTTL, o.maxDomains),
 		max:      o.maxDomains,
 	}
@@ -181,27 +164,32 @@ func (sc *scopes) waitedFor(scope string) {
 }
 
 // acquireScopes returns the scopes req passes besides its domain under
-// ls, each claimed for it: its server's, unless its host does not
-// resolve, and the global one. The caller releases them.
+// ls, each claimed for it: its server's and the global one. The caller
+// releases them.
 func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 	var held claims
 	sc := t.scopes
 	if ls.server != nil && req.URL != nil && req.URL.Host != "" {
+		s := sc.unknown
 		if server, err := sc.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
-			s := sc.acquireServer(server)
-			held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key, true)})
+			s = sc.acquireServer(server)
+		} else {
+			s.held.Add(1)
 		}
+		held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key)})
 	}
 	if ls.global != nil {
 		sc.global.held.Add(1)
-		held = append(held, hold{sc.global, t.currentPace(&sc.global.pace, scopeGlobal, globalKey, true)})
+		held = append(held, hold{sc.global, t.currentPace(&sc.global.pace, scopeGlobal, globalKey)})
 	}
 	return held
 }
 
 // acquireServer returns the scope of server, claimed. Past max servers,
 // it forgets the least recently used that no request holds; their pace
-// stays in the limiter.
+// stays in the limiter. A scope it makes starts with the latest request
+// of the hosts that never resolved as its own, which may have gone to
+// its server.
 func (sc *scopes) acquireServer(server string) *scope {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -211,6 +199,9 @@ func (sc *scopes) acquireServer(server string) *scope {
 		return e.Value
 	}
 	s := &scope{name: scopeServer, key: serverPrefix + server}
+	if last := sc.unknown.last.Load(); !last.IsZero() {
+		s.last.Store(last)
+	}
 	s.held.Add(1)
 	sc.servers.Add(server).Value = s
 	sc.servers.Trim(sc.max, 2, func(e *lru.Entry[string, *scope]) bool { return e.Value.held.Load() == 0 })
@@ -225,7 +216,7 @@ type claims []hold
 // ctx ends first, it gives back those it took.
 func (c claims) takeSlots(ctx context.Context) error {
 	for i, h := range c {
-		if err := h.p.takeSlot(ctx); err != nil {
+		if err := h.s.places.take(ctx, h.p.max); err != nil {
 			c[:i].giveSlots()
 			return fmt.Errorf("%s scope: %w", h.s.name, err)
 		}
@@ -236,7 +227,7 @@ func (c claims) takeSlots(ctx context.Context) error {
 // giveSlots gives back the places takeSlots took.
 func (c claims) giveSlots() {
 	for _, h := range c {
-		h.p.giveSlot()
+		h.s.places.give()
 	}
 }
 
@@ -277,30 +268,35 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 	ls := t.limits.Load()
 	wait := time.Duration(0)
 	if ls.global != nil {
-		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey, true)
+		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey)
 		wait = t.stateWait(t.scopes.global.request(&p.rule))
 	}
 	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
 		return wait
 	}
-	server, err := t.scopes.resolver.Server(req.Context(), req.URL.Hostname())
-	if err != nil {
-		return wait
+	s := t.scopes.unknown
+	if server, err := t.scopes.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
+		s = t.scopes.server(server)
 	}
 	rule := limiter.RuleOf(*ls.server)
 	rule.MaxPause = t.maxPause // as the server's pace has it: State fits the key to the rule
-	return max(wait, t.stateWait(t.scopes.server(server).request(&rule)))
+	return max(wait, t.stateWait(s.request(&rule)))
 }
 
 // server returns the scope of server as the table holds it, without
-// claiming it, or one with no request yet if the table holds none.
+// claiming it, or one as acquireServer would make it if the table holds
+// none.
 func (sc *scopes) server(server string) *scope {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if e := sc.servers.Peek(server); e != nil {
 		return e.Value
 	}
-	return &scope{name: scopeServer, key: serverPrefix + server}
+	s := &scope{name: scopeServer, key: serverPrefix + server}
+	if last := sc.unknown.last.Load(); !last.IsZero() {
+		s.last.Store(last)
+	}
+	return s
 }
 
 // stateWait is how long request r would wait now; 0 if the limiter

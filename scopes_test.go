@@ -149,10 +149,10 @@ func TestServerLimitPacesDomainsOnOneServerTogether(t *testing.T) {
 	}
 }
 
-// TestServerLimitLookupFailureGoesToTheBase checks that a request whose
-// host does not resolve is sent to the base, unpaced by any server, and
-// fails there as net/http's would.
-func TestServerLimitLookupFailureGoesToTheBase(t *testing.T) {
+// TestServerLimitLookupFailureKeepsAPace checks that a request whose
+// host does not resolve is sent to the base, which fails it as net/http
+// would, under the server limit still: the next one waits for its turn.
+func TestServerLimitLookupFailureKeepsAPace(t *testing.T) {
 	errDNS := &net.DNSError{Err: "no such host", Name: "nowhere.test", IsNotFound: true}
 	var sent atomic.Int64
 	base := baseFunc(func(*http.Request) (*http.Response, error) {
@@ -162,11 +162,11 @@ func TestServerLimitLookupFailureGoesToTheBase(t *testing.T) {
 	tr := newTransport(t, base, polite.WithDefault(fastLimit),
 		polite.WithLookup(func(context.Context, string) ([]netip.Addr, error) { return nil, errDNS }),
 		polite.WithServerLimit(everyHour), polite.WithMaxWait(time.Minute))
-	for range 2 {
-		_, err := tr.RoundTrip(get(t, context.Background(), "http://nowhere.test/"))
-		assert.ErrorIs(t, err, errDNS)
-	}
-	assert.EqualValues(t, 2, sent.Load(), "both went to the base: no server paced them")
+	_, err := tr.RoundTrip(get(t, context.Background(), "http://nowhere.test/"))
+	assert.ErrorIs(t, err, errDNS)
+	_, err = tr.RoundTrip(get(t, context.Background(), "http://elsewhere.test/"))
+	assert.ErrorIs(t, err, limiter.ErrWaitTooLong, "hosts that do not resolve share a server's pace")
+	assert.EqualValues(t, 1, sent.Load())
 }
 
 // TestGlobalLimitNeverExceeded sends requests to 50 domains, whose own

@@ -59,7 +59,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 		d = t.newDomain(key)
 	}
 	wait := time.Duration(0)
-	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
+	p := t.currentPace(&d.pace, scopeDomain, d.key)
 	if !d.unpaced(p) {
 		wait = t.stateWait(d.request(p))
 	}

@@ -152,11 +152,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ctx := req.Context(); ctx.Err() != nil {
 		// Done before its turn was asked for: net/http's own error.
 		d.stats.Canceled()
-		return nil, refuse(req, d, nil, tk, false, context.Cause(ctx))
+		return nil, refuse(req, d, tk, false, context.Cause(ctx))
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
-			return nil, refuse(req, d, nil, tk, false, err)
+			return nil, refuse(req, d, tk, false, err)
 		}
 	}
 	return t.pace(t.base, req, d, tk, false)
@@ -171,7 +171,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx := req.Context()
 	ls := t.limits.Load()
-	p := t.currentPace(&d.pace, scopeDomain, d.key, !d.exempt)
+	p := t.currentPace(&d.pace, scopeDomain, d.key)
 	var held claims
 	if (ls.server != nil || ls.global != nil) && !d.exempt {
 		held = t.acquireScopes(req, ls)
@@ -179,18 +179,18 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	if err := t.takeSlot(ctx, d, p); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, p, tk, false, err)
+		return nil, refuse(req, d, tk, false, err)
 	}
 	if err := held.takeSlots(ctx); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, p, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
+		return nil, refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
 	w, err := t.wait(ctx, d, p, held, tk)
 	if err != nil {
 		held.end()
 		d.stats.Canceled()
-		return nil, refuse(req, d, p, tk, true, err)
+		return nil, refuse(req, d, tk, true, err)
 	}
 	tk.Claimed()
 	held.sent(w.sent)
@@ -206,7 +206,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		}
 	}
 	d.stats.InFlight(1)
-	fl := flight{d: d, p: p}
+	fl := flight{d: d}
 	if len(held) > 0 || tk != nil || t.timeout > 0 {
 		fl.extra = &flightExtras{held: held, tk: tk}
 	}
@@ -280,9 +280,9 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	return t.domains.Acquire(key), nil
 }
 
-// takeSlot takes a place under the MaxConcurrent of d's pace p.
+// takeSlot takes a place under the MaxConcurrent of d under its pace p.
 func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
-	if err := p.takeSlot(ctx); err != nil {
+	if err := d.places.take(ctx, d.maxConcurrent(p)); err != nil {
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
 	return nil
@@ -363,9 +363,9 @@ func (t *Transport) waitError(ctx context.Context, d *domain, wait time.Duration
 // refuse ends a request that will not be sent: it gives back its slot
 // (if it holds one) and its claim on d, closes its body, ends its ticket,
 // and returns err.
-func refuse(req *http.Request, d *domain, p *pace, tk *ticket.Ticket, holdsSlot bool, err error) error {
+func refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
 	if holdsSlot {
-		p.giveSlot()
+		d.places.give()
 	}
 	d.release()
 	closeRequestBody(req)

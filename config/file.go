@@ -47,6 +47,11 @@ type File struct {
 	// A name "*.example.com" is a pattern: it gives its limit to every key
 	// under example.com (not to example.com itself), each paced on its own.
 	// A key's own entry beats a pattern, and a longer pattern a shorter one.
+	// A name with a "*" that is not "*." and a host name is refused here;
+	// the Transport that takes the file (polite.WithConfig, SetConfig) also
+	// refuses a name its key function never makes a key of: under the
+	// default DomainKey, "*.example.com" (every host under it is keyed
+	// "example.com": write that), but not "*.blogspot.com".
 	Domains map[string]Limit
 	// Server, when set, paces every request also by the server it goes to,
 	// shared by all the domains on that server (see polite.WithServerLimit).
@@ -216,8 +221,8 @@ func decodeScope(field string, data *json.RawMessage) (*Limit, error) {
 }
 
 // Validate checks the default, every domain's limit, in domain order, and
-// the server's and the global limits. A domain name that starts with "*"
-// must be a pattern: "*." and a name.
+// the server's and the global limits. A domain name with a "*" must be a
+// pattern: "*." and a host name.
 func (f *File) Validate() error {
 	if err := f.Default.Validate("default_config"); err != nil {
 		return err

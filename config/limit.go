@@ -58,7 +58,8 @@ type Limit struct {
 	// the maximum pause (WithMaxPause), until a success. 0 in the list
 	// stands for a transport failure: a timeout, a refused or reset
 	// connection, a failed TLS handshake (a cancelled request's context
-	// never counts). Each status is 0 or from 400 to 599.
+	// never counts, nor the deadline of a request's context that left the
+	// server less than a second). Each status is 0 or from 400 to 599.
 	//
 	// nil means 500, 502, 503, 504 and 0: each says the server, or the
 	// proxy in front of it, is failing or overloaded (a 503's pause is

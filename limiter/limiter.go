@@ -52,7 +52,10 @@ type Rule struct {
 	MinDelay time.Duration
 	// Jitter is the upper bound of the random extra gap between two starts.
 	Jitter time.Duration
-	// Quotas are sliding windows every start must fit in.
+	// Quotas are sliding windows every start must fit in. A key's starts
+	// are kept for the longest window a rule for it had, for that window
+	// after a rule goes without it: a quota changed, or removed and put
+	// back, counts the starts made meanwhile.
 	Quotas []config.Quota
 	// Adaptive makes the gap between starts follow the server's latency,
 	// never below the pace the other rules set (Scrapy's AutoThrottle).

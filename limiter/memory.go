@@ -231,7 +231,9 @@ func (m *Memory) countLastStart(s *keyState, r *Request, now int64) {
 		return
 	}
 	if at := min(m.nanos(r.LastStart), now); at != none {
-		s.countStart(at, r.EffectiveRule())
+		rule := r.EffectiveRule()
+		s.historyWindow(now, rule) // as fit sets it, so that a quota counts the start
+		s.countStart(at, rule)
 	}
 }
 

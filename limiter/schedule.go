@@ -26,6 +26,8 @@ type keyState struct {
 	pausedUntil int64
 	pauseWhy    Reason  // who asked for the pause until pausedUntil
 	starts      []int64 // the starts, planned or made, that a quota may still count, oldest first
+	window      int64   // the longest window starts are kept for: see historyWindow
+	windowUntil int64   // until when window holds if the rule's longest is shorter
 	turns       []turn  // the latest turns handed out, oldest first: see cancel
 	turn        [1]turn // where turns starts, so that a key that waits for none holds its latest turn without an allocation
 	seq         uint64  // the latest turn's ID
@@ -163,9 +165,9 @@ func longestWindow(rule *Rule) time.Duration {
 // fit makes the state one that rule could have made by now, so that a
 // state made under another rule, or restored from another process (whose
 // clock may differ), holds no time further ahead than rule allows: a
-// pause ends within rule's MaxPause; starts that no quota of rule counts
-// any more are forgotten; and a restored state holds no start, turn or
-// bucket later than one cycle of rule from now (see cycle).
+// pause ends within rule's MaxPause; starts that no quota counts any more
+// are forgotten (see historyWindow); and a restored state holds no start,
+// turn or bucket later than one cycle of rule from now (see cycle).
 func (s *keyState) fit(now int64, rule *Rule) {
 	s.pausedUntil = min(s.pausedUntil, after(now, maxPause(rule)))
 	if s.restored {
@@ -179,7 +181,7 @@ func (s *keyState) fit(now int64, rule *Rule) {
 			s.starts[i] = min(s.starts[i], limit)
 		}
 	}
-	w := longestWindow(rule)
+	w := time.Duration(s.historyWindow(now, rule))
 	i := 0
 	for i < len(s.starts) && after(s.starts[i], w) <= now {
 		i++
@@ -188,6 +190,19 @@ func (s *keyState) fit(now int64, rule *Rule) {
 	if len(s.starts) == 0 {
 		s.starts = nil
 	}
+}
+
+// historyWindow returns the longest window the starts are kept for at
+// now, as redislimiter's history_window does: the longest of rule's
+// quotas, or a longer one that an earlier rule had, for that window after
+// the rule went without it. So a quota's history outlives a change of the
+// quota, or its removal, while the state is held: put back, or made
+// longer again, the quota counts the starts made meanwhile.
+func (s *keyState) historyWindow(now int64, rule *Rule) int64 {
+	if w := int64(longestWindow(rule)); w >= s.window || now >= s.windowUntil {
+		s.window, s.windowUntil = w, after(now, time.Duration(w))
+	}
+	return s.window
 }
 
 // cycle is how long rule holds back a fresh key after a burst: the time
@@ -271,7 +286,7 @@ func (s *keyState) quiet(rule *Rule) int64 {
 		q = max(q, s.plan.bucket.full(rule), s.sent.bucket.full(rule))
 	}
 	if n := len(s.starts); n > 0 {
-		q = max(q, after(s.starts[n-1], longestWindow(rule)))
+		q = max(q, after(s.starts[n-1], time.Duration(s.window)))
 	}
 	if step := s.fb.Backoff(); step > 0 {
 		// Remembered for as long again as its pause, so that a server
@@ -321,7 +336,7 @@ func (s *keyState) planStart(t int64, rule *Rule) {
 		s.plan.bucket.take(t, rule)
 	}
 	s.plan.last = t
-	if len(rule.Quotas) > 0 {
+	if s.window > 0 {
 		s.addStart(t)
 	}
 }
@@ -445,7 +460,7 @@ func (s *keyState) fitsQuotas(at, now int64, rule *Rule) bool {
 // slip moves the plan after a turn planned at at whose request starts at
 // now, later: the turns after it follow from now.
 func (s *keyState) slip(at, now int64, rule *Rule) {
-	if len(rule.Quotas) > 0 {
+	if s.window > 0 {
 		s.moveStart(at, now)
 	}
 	s.follow(now, rule)

@@ -4,27 +4,60 @@ package pattern
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
+	"unicode"
 )
 
 // prefix starts a name that is a pattern.
 const prefix = "*."
 
 // Check reports what is wrong with a configured domain name: it must not
-// be empty, and a name that starts with "*" must be a pattern, "*." and a
-// name with no other "*".
+// be empty, and a name with a "*" must be a pattern: "*." and a host name
+// (letters, digits, "-", "_" and non-ASCII letters in dot-separated
+// labels, a trailing dot allowed), which no key function's key can hold
+// otherwise. A name with no "*" is a key, which the key function may
+// write as it likes.
 func Check(name string) error {
 	switch {
 	case name == "":
 		return errors.New("domain name is empty")
-	case !strings.HasPrefix(name, "*"):
+	case !strings.Contains(name, "*"):
 		return nil
 	}
-	if _, ok := Parent(name); !ok {
-		return errors.New(`a pattern is "*." and a name, such as "*.example.com"`)
+	parent, ok := Parent(name)
+	if !ok {
+		return errors.New(`a "*" only starts a pattern, "*." and a host name, such as "*.example.com"`)
+	}
+	if !hostName(strings.TrimSuffix(parent, ".")) {
+		return fmt.Errorf("a pattern is \"*.\" and a host name, such as \"*.example.com\": %q is none", parent)
 	}
 	return nil
+}
+
+// hostName reports whether name, with no trailing dot, is dot-separated
+// labels of letters, digits, "-" and "_".
+func hostName(name string) bool {
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || strings.IndexFunc(label, notInLabel) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// notInLabel reports whether r has no place in a host name's label: it is
+// none of an ASCII letter or digit, "-", "_", or a non-ASCII letter, mark
+// or digit (of an internationalised name).
+func notInLabel(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+		return false
+	case r > unicode.MaxASCII:
+		return !unicode.In(r, unicode.L, unicode.M, unicode.N)
+	}
+	return true
 }
 
 // Parent returns the name under which the pattern name gives its limit

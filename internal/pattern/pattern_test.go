@@ -9,10 +9,11 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	for _, good := range []string{"example.com", "*.example.com", "*.a.b.example.com", "*.com", "anything"} {
+	for _, good := range []string{"example.com", "*.example.com", "*.a.b.example.com", "*.com", "anything", "a.com/x", "*.Example.COM.", "*.bücher.de", "*.a_b-c.com"} {
 		assert.NoError(t, pattern.Check(good), good)
 	}
-	for _, bad := range []string{"", "*", "*.", "*example.com", "*..example.com", "*.*.example.com", "*.a*.com"} {
+	for _, bad := range []string{"", "*", "*.", "*example.com", "*..example.com", "*.*.example.com", "*.a*.com", "a.*.com", "example.*",
+		"**.x", "*.a.com/x", "*.a.com?q", "*.a.com:8080", "*.a.com#f", "*.a..com", "*.a.com..", "*.a com", "*.[::1]"} {
 		assert.Error(t, pattern.Check(bad), bad)
 	}
 }

@@ -25,9 +25,11 @@ func Lookup(ctx context.Context, host string) ([]netip.Addr, error) {
 
 // Cache remembers the server of each of at most max host names, the most
 // recently used, for ttl after its lookup. A lookup's failure is not
-// remembered. Concurrent calls for one name share
-// one lookup, which goes on when the call that started it is cancelled. A
-// Cache is safe for concurrent use.
+// remembered: a name that resolved before keeps its last known server,
+// and is looked up again at the next call; a name that never resolved is
+// an error. Concurrent calls for one name share one lookup, which goes on
+// when the call that started it is cancelled. A Cache is safe for
+// concurrent use.
 type Cache struct {
 	lookup LookupFunc
 	ttl    time.Duration
@@ -43,6 +45,7 @@ type entry struct {
 	server  string
 	err     error
 	expires time.Time
+	last    string // the server an earlier lookup found; empty if none
 }
 
 // New returns an empty Cache that looks names up with lookup.
@@ -51,7 +54,8 @@ func New(lookup LookupFunc, ttl time.Duration, max int) *Cache {
 }
 
 // Server returns the key of the server host stands for: an IP address
-// literal's own, or that of the first address host resolves to.
+// literal's own, or that of the addresses host resolves to (see
+// ServerKey).
 func (c *Cache) Server(ctx context.Context, host string) (string, error) {
 	if addr, err := netip.ParseAddr(host); err == nil {
 		return Key(addr), nil
@@ -64,7 +68,11 @@ func (c *Cache) Server(ctx context.Context, host string) (string, error) {
 		e = known.Value
 	}
 	if e == nil || (isDone(e) && !now.Before(e.expires)) {
-		e = &entry{done: make(chan struct{})}
+		last := ""
+		if e != nil {
+			last = e.server
+		}
+		e = &entry{done: make(chan struct{}), last: last}
 		if known == nil {
 			known = c.names.Add(strings.Clone(host))
 			c.names.Trim(c.max, 1, func(*lru.Entry[string, *entry]) bool { return true })
@@ -83,14 +91,20 @@ func (c *Cache) Server(ctx context.Context, host string) (string, error) {
 	}
 }
 
-// resolve looks host up for e, and forgets e if the lookup fails.
+// resolve looks host up for e. If the lookup fails, e keeps the last
+// known server, to be looked up again at the next call, or is forgotten.
 func (c *Cache) resolve(ctx context.Context, host string, e *entry) {
 	addrs, err := c.lookup(ctx, host)
 	switch {
 	case err == nil && len(addrs) == 0:
 		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	case err == nil:
-		e.server = Key(addrs[0])
+		e.server = ServerKey(addrs)
+	}
+	if err != nil && e.last != "" {
+		e.server = e.last
+		close(e.done) // expired at once: looked up again at the next call
+		return
 	}
 	if err != nil {
 		e.err = fmt.Errorf("lookup %s: %w", host, err)
@@ -111,6 +125,27 @@ func isDone(e *entry) bool {
 	default:
 		return false
 	}
+}
+
+// ServerKey names the server at addrs, a host's addresses, the same
+// whatever their order and whichever of its families a name lists: the
+// smallest IPv4 address, or, with none, the smallest IPv6 address's /64
+// (see Key). addrs is not empty.
+func ServerKey(addrs []netip.Addr) string {
+	least := addrs[0].Unmap()
+	for _, a := range addrs[1:] {
+		a = a.Unmap()
+		if a.Is4() != least.Is4() {
+			if a.Is4() {
+				least = a
+			}
+			continue
+		}
+		if a.Less(least) {
+			least = a
+		}
+	}
+	return Key(least)
 }
 
 // Key names the server at addr: an IPv4 address as it is, an IPv6 address

@@ -134,3 +134,54 @@ func TestCacheCallerCancelledLookupGoesOn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "192.0.2.8", got)
 }
+
+func TestServerKeyIgnoresOrderAndFamilies(t *testing.T) {
+	addrs := func(s ...string) []netip.Addr {
+		var out []netip.Addr
+		for _, a := range s {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		addrs []netip.Addr
+		want  string
+	}{
+		{"one IPv4", addrs("192.0.2.9"), "192.0.2.9"},
+		{"AAAA before A", addrs("2001:db8::1", "192.0.2.9"), "192.0.2.9"},
+		{"round robin", addrs("192.0.2.9", "192.0.2.3", "192.0.2.200"), "192.0.2.3"},
+		{"round robin, turned", addrs("192.0.2.200", "192.0.2.9", "192.0.2.3"), "192.0.2.3"},
+		{"a mapped IPv4 is IPv4", addrs("2001:db8::1", "::ffff:192.0.2.4", "192.0.2.9"), "192.0.2.4"},
+		{"IPv6 only: the smallest /64", addrs("2001:db8:0:2::1", "2001:db8:0:1::ff", "2001:db8:0:1::1"), "2001:db8:0:1::/64"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, resolve.ServerKey(tt.addrs), tt.name)
+	}
+}
+
+func TestCacheKeepsTheLastKnownServer(t *testing.T) {
+	errDNS := errors.New("server failure")
+	var fail atomic.Bool
+	var calls atomic.Int64
+	cache := resolve.New(func(context.Context, string) ([]netip.Addr, error) {
+		calls.Add(1)
+		if fail.Load() {
+			return nil, errDNS
+		}
+		return []netip.Addr{netip.MustParseAddr("192.0.2.5")}, nil
+	}, 20*time.Millisecond, 10)
+	got, err := cache.Server(context.Background(), "a.example")
+	require.NoError(t, err)
+	assert.Equal(t, "192.0.2.5", got)
+	fail.Store(true)
+	time.Sleep(30 * time.Millisecond)
+	for range 2 {
+		got, err = cache.Server(context.Background(), "a.example")
+		require.NoError(t, err, "a failed lookup of a name that resolved before")
+		assert.Equal(t, "192.0.2.5", got)
+	}
+	assert.EqualValues(t, 3, calls.Load(), "looked up again at each call while it fails")
+	_, err = cache.Server(context.Background(), "b.example")
+	assert.ErrorIs(t, err, errDNS, "a name that never resolved has no server")
+}
