@@ -1,7 +1,6 @@
 package polite
 
 import (
-	"strings"
 	"sync/atomic"
 
 	"github.com/polite-go/polite/internal/counters"
@@ -49,12 +48,3 @@ func (d *domain) release() { d.claim.Release() }
 
 // Claimed returns d's claim, for the domain table.
 func (d *domain) Claimed() *domains.Claim { return &d.claim }
-
-// isLoopback reports whether key names a loopback host.
-func isLoopback(key string) bool {
-	if key == "localhost" || strings.HasSuffix(key, ".localhost") {
-		return true
-	}
-	ip := parseIP(key)
-	return ip != nil && ip.IsLoopback()
-}

@@ -2,13 +2,9 @@ package polite
 
 import (
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"strings"
 
-	"golang.org/x/net/idna"
-	"golang.org/x/net/publicsuffix"
+	"github.com/polite-go/polite/internal/names"
 )
 
 // KeyFunc names the domain a request is paced under. Requests with the same
@@ -46,7 +42,7 @@ func DomainKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return keyOfHost(req.URL.Host, domainKeyOf)
+	return keyOfHost(req.URL.Host, names.Domain)
 }
 
 // HostKey keys a request by its URL's host, normalised as DomainKey
@@ -55,7 +51,7 @@ func HostKey(req *http.Request) (string, error) {
 	if req == nil || req.URL == nil {
 		return "", errNoURL
 	}
-	return keyOfHost(req.URL.Host, normalizeHost)
+	return keyOfHost(req.URL.Host, names.Host)
 }
 
 // keyOfHost returns keyOf(host); the empty key for no host.
@@ -66,124 +62,22 @@ func keyOfHost(host string, keyOf func(string) (string, error)) (string, error) 
 	return keyOf(host)
 }
 
-func domainKeyOf(hostport string) (string, error) {
-	host, err := normalizeHost(hostport)
-	if err != nil {
-		return "", err
+// keyOf returns the key that name stands for in a lookup: name itself if
+// the Transport tracks or configures it, else the key a request to it (a
+// host, host:port or URL) is paced under, else name.
+func (t *Transport) keyOf(name string) string {
+	if _, ok := t.limits.Load().domains.Get(name); ok {
+		return name
 	}
-	if parseIP(host) != nil {
-		return host, nil
+	if _, ok := t.domains.Load(name); ok {
+		return name
 	}
-	if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-		return etld1, nil
+	req, _ := names.Request(name)
+	if req == nil {
+		return name
 	}
-	return host, nil
-}
-
-// normalizeHost turns a URL's host[:port] into the host polite keys on. It
-// is idempotent: the host it returns normalises to itself.
-func normalizeHost(hostport string) (string, error) {
-	if isNormalized(hostport) {
-		return hostport, nil
+	if key, err := t.keyFunc(req); err == nil && key != "" {
+		return key
 	}
-	return normalizeAnyHost(hostport)
-}
-
-// isNormalized reports whether host is a host name as normalizeHost
-// returns it, which most are: lower-case letters, digits, hyphens,
-// underscores and dots, with no empty label and no trailing dot.
-func isNormalized(host string) bool {
-	if host == "" || host[0] == '.' || host[len(host)-1] == '.' {
-		return false
-	}
-	for i := 0; i < len(host); i++ {
-		switch c := host[i]; {
-		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '-', c == '_':
-		case c == '.' && host[i-1] != '.': // i > 0: host[0] is no dot
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// normalizeAnyHost is normalizeHost for any host.
-func normalizeAnyHost(hostport string) (string, error) {
-	host, split := hostport, false
-	if strings.Contains(hostport, ":") { // a port, or an IPv6 literal
-		if h, _, err := net.SplitHostPort(hostport); err == nil {
-			host, split = h, true
-		}
-	}
-	if !split && strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	}
-	if !isASCII(host) {
-		// Before the trailing dot goes: the mapping may make one ("。").
-		ascii, err := idna.Lookup.ToASCII(host)
-		if err != nil {
-			return "", fmt.Errorf("polite: host %q: %w", hostport, err)
-		}
-		host = ascii
-	}
-	host = strings.TrimSuffix(host, ".")
-	if host == "" {
-		return "", fmt.Errorf("polite: host %q: no host name", hostport)
-	}
-	if ip := parseIP(host); ip != nil {
-		return ip.String(), nil
-	}
-	if i := strings.IndexByte(host, '%'); i >= 0 {
-		if ip := parseIP(host[:i]); ip != nil {
-			return ip.String(), nil // the zone names an interface, not a site
-		}
-	}
-	name, ok := hostName(host)
-	if !ok {
-		return "", fmt.Errorf("polite: host %q: not a host name", hostport)
-	}
-	return name, nil
-}
-
-// hostName returns host, an ASCII string that is not empty, in lower case,
-// and whether it is a host name: no empty label, no colon or bracket.
-func hostName(host string) (string, bool) {
-	if host[0] == '.' || host[len(host)-1] == '.' {
-		return "", false
-	}
-	upper := false
-	for i := 0; i < len(host); i++ {
-		switch c := host[i]; {
-		case c == ':' || c == '[' || c == ']':
-			return "", false
-		case c == '.' && host[i-1] == '.': // i > 0: host[0] is no dot
-			return "", false
-		case 'A' <= c && c <= 'Z':
-			upper = true
-		}
-	}
-	if upper {
-		host = strings.ToLower(host)
-	}
-	return host, true
-}
-
-// parseIP is net.ParseIP, which it calls only for a string made of the
-// characters of IP addresses, as a failed parse allocates.
-func parseIP(s string) net.IP {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c != ':' && c != '.' && (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
-			return nil
-		}
-	}
-	return net.ParseIP(s)
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
+	return name
 }

@@ -379,16 +379,6 @@ func closeRequestBody(req *http.Request) {
 	}
 }
 
-// hostForURL puts brackets around an IPv6 address.
-func hostForURL(host string) string {
-	for i := 0; i < len(host); i++ {
-		if host[i] == ':' {
-			return "[" + host + "]"
-		}
-	}
-	return host
-}
-
 // defaultBase is the base of a Transport given none: a clone of
 // http.DefaultTransport, or http.DefaultTransport itself if a program has
 // replaced it with something other than an *http.Transport.
