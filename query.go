@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
+	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -45,6 +46,17 @@ func (t *Transport) RemainingWait(domain string) time.Duration {
 		return 0
 	}
 	return t.domainWait(domain, nil)
+}
+
+// RequestWait returns how long req sent now would wait for its turn in
+// every scope it passes (its domain, its server, the global one),
+// consuming nothing; 0 for a request the Transport cannot key.
+func (t *Transport) RequestWait(req *http.Request) time.Duration {
+	key, err := t.Key(req)
+	if err != nil {
+		return 0
+	}
+	return t.domainWait(key, req)
 }
 
 // domainWait is how long a request to domain sent now would wait, in its
@@ -88,4 +100,35 @@ func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	}
 	s.Quotas = st.Quotas
 	return s
+}
+
+// scopesWait is how long a request sent now would wait in the global
+// scope and, if req is given, in its server's.
+func (t *Transport) scopesWait(req *http.Request) time.Duration {
+	ls := t.limits.Load()
+	wait := time.Duration(0)
+	if ls.global != nil {
+		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey)
+		wait = t.stateWait(t.scopes.global.request(&p.rule))
+	}
+	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
+		return wait
+	}
+	s := t.scopes.unknown
+	if server, err := t.scopes.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
+		s = t.scopes.server(server)
+	}
+	rule := limiter.RuleOf(*ls.server)
+	rule.MaxPause = t.maxPause // as the server's pace has it: State fits the key to the rule
+	return max(wait, t.stateWait(s.request(&rule)))
+}
+
+// stateWait is how long request r would wait now; 0 if the limiter
+// cannot say.
+func (t *Transport) stateWait(r limiter.Request) time.Duration {
+	st, err := t.limiter.State(context.Background(), r)
+	if err != nil {
+		return 0
+	}
+	return st.Wait
 }
