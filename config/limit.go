@@ -21,6 +21,12 @@ import (
 // to it.
 // A Limit is a plain value: copies are independent, and one that no one
 // changes may be read from any number of goroutines.
+//
+// A Limit is the user's side of a domain's settings: the Transport reads
+// MaxConcurrent and Disabled itself, and hands the rest to its limiter as
+// a limiter.Rule (limiter.RuleOf), with defaults filled in and the
+// Transport's cap on server pauses (polite.WithMaxPause) added. A limiter
+// reads only the Rule.
 type Limit struct {
 	// RequestsPerSecond is the token bucket's refill rate; 0 means no
 	// bucket, or the default's pace when MinDelay is 0 too.

@@ -43,6 +43,13 @@ var ErrWaitTooLong = errors.New("limiter: wait longer than the maximum allowed")
 // Rule is what paces one key: a config.Limit's pacing settings as a
 // Limiter reads them, with the cap on server pauses that the Transport
 // sets for all domains. A Limiter only reads it; it is a plain value.
+//
+// Two types hold these settings because two readers do: a config.Limit is
+// what a user writes (options, the JSON file, the environment), with
+// defaults still to inherit and the Transport's own settings
+// (MaxConcurrent, Disabled); a Rule is complete, holds only what a Limiter
+// reads, and adds MaxPause, which the Transport sets for every domain
+// (polite.WithMaxPause). RuleOf makes one from the other.
 type Rule struct {
 	// Rate is the token bucket's refill rate per second; 0 means no bucket.
 	Rate float64
