@@ -12,7 +12,7 @@ import (
 type domain struct {
 	claim     domains.Claim // requests between acquire and their end
 	stats     counters.Counters
-	listening atomic.Bool // a throttled response came: the next success ends a backoff
+	observing atomic.Bool // a throttled response came: observe each response, as the next success ends a backoff
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string
 	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace

@@ -219,11 +219,11 @@ func TestFeedbackInFlightThrottlesCountOnce(t *testing.T) {
 
 // TestFeedbackWaitingRequestHonoursALaterPause: a request that claimed its
 // turn before a server asked for a pause does not go inside the pause,
-// whether its own Transport learned of the pause or another one sharing
+// whether its own Transport observed the pause or another one sharing
 // its limiter did, as workers sharing Redis do.
 func TestFeedbackWaitingRequestHonoursALaterPause(t *testing.T) {
-	for _, learnedBy := range []string{"the same transport", "another worker"} {
-		t.Run(learnedBy, func(t *testing.T) {
+	for _, observedBy := range []string{"the same transport", "another worker"} {
+		t.Run(observedBy, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
 				var sentB time.Time
@@ -239,13 +239,13 @@ func TestFeedbackWaitingRequestHonoursALaterPause(t *testing.T) {
 				})
 				opts := []polite.Option{polite.WithDefault(config.Limit{MinDelay: 10 * time.Second}), polite.WithLimiter(limiter.NewMemory())}
 				tr := newTransport(t, base, opts...)
-				learner := tr
-				if learnedBy == "another worker" {
-					learner = newTransport(t, base, opts...)
+				observer := tr
+				if observedBy == "another worker" {
+					observer = newTransport(t, base, opts...)
 				}
 				ctx := context.Background()
 				var done sync.WaitGroup
-				done.Go(func() { assert.NoError(t, roundTrip(t, learner, ctx, "http://example.com/a")) })
+				done.Go(func() { assert.NoError(t, roundTrip(t, observer, ctx, "http://example.com/a")) })
 				synctest.Wait() // /a is in flight; /b will claim the turn at +10s
 				done.Go(func() { assert.NoError(t, roundTrip(t, tr, ctx, "http://example.com/b")) })
 				done.Wait()

@@ -27,10 +27,10 @@ func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response,
 		return
 	}
 	backsOff := feedback.Throttled(resp.StatusCode) || feedback.Struggling(p.rule.ErrorStatuses, resp.StatusCode)
-	if !backsOff && !speaks(resp) && !p.rule.Adaptive && !d.listening.Load() {
+	if !backsOff && !speaks(resp) && !p.rule.Adaptive && !d.observing.Load() {
 		return
 	}
-	d.listening.Store(backsOff)
+	d.observing.Store(backsOff)
 	t.tell(ctx, d, p, observation(resp, sent, time.Now()))
 }
 
@@ -44,7 +44,7 @@ func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, se
 	if d.unpaced(p) || !transportFailure(ctx, err, now.Sub(sent)) || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
 		return
 	}
-	d.listening.Store(true)
+	d.observing.Store(true)
 	t.tell(ctx, d, p, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 

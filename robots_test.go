@@ -464,7 +464,7 @@ func TestRobotsRedirectRefusedByThePace(t *testing.T) {
 			require.ErrorIs(t, err, limiter.ErrWaitTooLong)
 			assert.NotErrorIs(t, err, polite.ErrDisallowed)
 		}
-		assert.Equal(t, int64(3), s.fetches.Load(), "slow.org's, then example.com's twice: nothing was learned from the first")
+		assert.Equal(t, int64(3), s.fetches.Load(), "slow.org's, then example.com's twice: nothing was observed of the first")
 	})
 }
 

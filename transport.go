@@ -135,7 +135,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 }
 
 // RoundTrip waits for the request's turn in its domain, sends it through
-// the base transport and learns from the response. See Transport.
+// the base transport and observes the response. See Transport.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.made() {
 		closeRequestBody(req)
@@ -229,7 +229,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 }
 
 // pacer is the Transport without its robots.txt step, sending through
-// base: what robots.txt fetches go through, paced, counted and listened to
+// base: what robots.txt fetches go through, paced, counted and observed
 // like any request to their domain.
 type pacer struct {
 	t    *Transport

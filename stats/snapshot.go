@@ -60,7 +60,7 @@ type Snapshot struct {
 	// [limiter.ReasonBackoff] after a 429, [limiter.ReasonErrors] while
 	// the server fails: 5xx answers, timeouts, refused connections; or
 	// [limiter.ReasonShared]: another worker sharing the limiter), or which
-	// learned gap holds the next request back ([limiter.ReasonCrawlDelay],
+	// observed gap holds the next request back ([limiter.ReasonCrawlDelay],
 	// [limiter.ReasonAdaptive]); empty if none.
 	PauseReason limiter.Reason
 	// PausedTime is the total time the domain was paused at the server's request.

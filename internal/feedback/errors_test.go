@@ -82,7 +82,7 @@ func TestAdaptiveStartAndMaxDelay(t *testing.T) {
 	assert.Equal(t, Adaptive, why)
 	var nothing *State
 	gap, _ = nothing.MinDelay(p.StartDelay)
-	assert.Equal(t, 5*time.Second, gap, "a key that learned nothing yet")
+	assert.Equal(t, 5*time.Second, gap, "a key that observed nothing yet")
 
 	st.Observe(&Response{Status: 200, Sent: t0, Latency: time.Second}, t0.Add(time.Second), p)
 	gap, _ = st.MinDelay(p.StartDelay)

@@ -40,7 +40,7 @@ type Response struct {
 	RateLimit  time.Duration // until a RateLimit quota resets; 0 if none is exhausted
 }
 
-// Policy is how a key listens: the bounds the caller set.
+// Policy is how a key's server is observed: the bounds the caller set.
 type Policy struct {
 	MaxPause time.Duration // the longest pause a server can impose
 	Adaptive bool          // adaptive pacing on
@@ -91,7 +91,7 @@ func (p *Policy) maxDelay() time.Duration {
 	return defaultMaxAdaptiveDelay
 }
 
-// State is what one key has learned from its server; a limiter keeps one
+// State is what one key has observed of its server; a limiter keeps one
 // per key. Its methods take explicit times; it is not safe for concurrent
 // use.
 type State struct {
@@ -202,7 +202,7 @@ func (s *State) Backoff() time.Duration {
 // for: the larger of the Crawl-delay and the adaptive gap, and the reason
 // for it; 0 and "" if neither is set. start is the adaptive gap until the
 // first response moves it: the start delay under adaptive pacing, else 0.
-// A nil State has learned nothing.
+// A nil State has observed nothing.
 func (s *State) MinDelay(start time.Duration) (time.Duration, string) {
 	var crawl, adaptive time.Duration
 	if s != nil {

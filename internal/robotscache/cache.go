@@ -80,7 +80,7 @@ type Config struct {
 	MaxCrawlDelay time.Duration     // caps the Crawl-delay a file can ask for
 	Base          http.RoundTripper // what the fetches are sent through, paced by Pace
 	// Pace returns a RoundTripper that sends through base in the
-	// Transport's pacing step: paced, counted and listened to like any
+	// Transport's pacing step: paced, counted and observed like any
 	// request to its domain. The fetches go through it.
 	Pace func(base http.RoundTripper) http.RoundTripper
 	Now  func() time.Time // the clock; time.Now in the Transport
@@ -255,7 +255,7 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 }
 
 // fetch gets and reads one robots.txt through the Transport's pacing
-// step, so that the fetch is paced, counted and listened to like any
+// step, so that the fetch is paced, counted and observed like any
 // request to its domain. It is cancelled by nothing but its own time
 // limit. An error is returned only when the fetch says nothing about the
 // file, as the pacing refused to send it; a server or network error, or
