@@ -1,4 +1,4 @@
-package limiter_test
+package statefile_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/statefile"
 )
 
 // The tests below start this test binary again as a child process that
@@ -65,7 +66,7 @@ func runChild(mode, path string) error {
 		return reopenScaleState(path)
 	}
 	m := limiter.NewMemory()
-	if err := m.Persist(path); err != nil {
+	if err := persist(m, path); err != nil {
 		if mode == "tiny" {
 			fmt.Printf("persist: %v; damaged: %v\n", err, errors.Is(err, limiter.ErrStateDamaged))
 			return nil
@@ -98,6 +99,15 @@ func runChild(mode, path string) error {
 		return nil
 	}
 	return fmt.Errorf("no child mode %q", mode)
+}
+
+// persist keeps m's state in the file at path.
+func persist(m *limiter.Memory, path string) error {
+	f, err := statefile.Open(path)
+	if err != nil {
+		return err
+	}
+	return m.Persist(f)
 }
 
 // startChild starts a child process in mode on the state at path, and
@@ -146,7 +156,7 @@ func TestPersistSurvivesAKillMidCommit(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, entries, 1, "nothing beside the state")
 		m := limiter.NewMemory()
-		require.NoError(t, m.Persist(path), "the store opens after a kill")
+		require.NoError(t, persist(m, path), "the store opens after a kill")
 		for i := range keysPerRound {
 			key := fmt.Sprintf("round%d-%d.example", committed, i)
 			require.Positive(t, m.StateAt(limiter.Request{Key: key, Rule: &slowRule}, time.Now()).Wait, key)
@@ -163,14 +173,14 @@ func TestPersistRefusesASecondProcess(t *testing.T) {
 	require.True(t, lines.Scan())
 	require.Equal(t, "ready", lines.Text())
 
-	err := limiter.NewMemory().Persist(path)
+	_, err := statefile.Open(path)
 	require.ErrorIs(t, err, limiter.ErrStateInUse)
 	assert.Contains(t, err.Error(), path)
 
 	require.NoError(t, cmd.Process.Kill())
 	cmd.Wait()
 	m := limiter.NewMemory()
-	require.NoError(t, m.Persist(path))
+	require.NoError(t, persist(m, path))
 	require.NoError(t, m.Close())
 }
 
@@ -196,7 +206,7 @@ func TestPersistReportsAFullDisk(t *testing.T) {
 	}
 
 	m := limiter.NewMemory()
-	require.NoError(t, m.Persist(path), "the store still opens")
+	require.NoError(t, persist(m, path), "the store still opens")
 	require.NoError(t, m.Close())
 }
 

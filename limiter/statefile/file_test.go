@@ -1,4 +1,4 @@
-package limiter
+package statefile
 
 import (
 	"context"
@@ -10,26 +10,32 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/polite-go/polite/limiter"
 )
 
-func persistedMemory(t *testing.T) *Memory {
+// persistedMemory returns a Memory that keeps its state in a File of its
+// own, with the File.
+func persistedMemory(t *testing.T) (*limiter.Memory, *File) {
 	t.Helper()
-	m := NewMemory()
-	require.NoError(t, m.Persist(filepath.Join(t.TempDir(), "state")))
+	f, err := Open(filepath.Join(t.TempDir(), "state"))
+	require.NoError(t, err)
+	m := limiter.NewMemory()
+	require.NoError(t, m.Persist(f))
 	t.Cleanup(func() { m.Close() })
-	return m
+	return m, f
 }
 
-func stored(t *testing.T, m *Memory, key string) bool {
+func stored(t *testing.T, f *File, key string) bool {
 	t.Helper()
-	return storedValue(t, m, key) != nil
+	return storedValue(t, f, key) != nil
 }
 
 // storedValue is a copy of the value the file holds for key, or nil.
-func storedValue(t *testing.T, m *Memory, key string) []byte {
+func storedValue(t *testing.T, f *File, key string) []byte {
 	t.Helper()
 	var value []byte
-	require.NoError(t, m.persist.db.View(func(tx *bolt.Tx) error {
+	require.NoError(t, f.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(keysBucket).Get([]byte(key)); v != nil {
 			value = append([]byte{}, v...)
 		}
@@ -39,43 +45,61 @@ func storedValue(t *testing.T, m *Memory, key string) []byte {
 }
 
 // The commit after one change writes that key alone, a few pages, however
-// many keys the store holds.
+// many keys the file holds.
 func TestCommitWritesOnlyWhatChanged(t *testing.T) {
-	m := persistedMemory(t)
-	rule := Rule{Rate: 0.001, Burst: 1}
+	m, f := persistedMemory(t)
+	rule := limiter.Rule{Rate: 0.001, Burst: 1}
 	for i := range 10000 {
-		m.Reserve(context.Background(), Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &rule})
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &rule})
 	}
 	require.NoError(t, m.Commit())
-	require.Zero(t, m.Changed())
 
 	key := "domain5000.example"
-	value := storedValue(t, m, key)
-	before := m.persist.db.Stats()
-	m.Reserve(context.Background(), Request{Key: key, Rule: &rule})
+	value := storedValue(t, f, key)
+	before := f.db.Stats()
+	m.Reserve(context.Background(), limiter.Request{Key: key, Rule: &rule})
 	require.NoError(t, m.Commit())
-	after := m.persist.db.Stats()
+	after := f.db.Stats()
 	written := after.TxStats.GetWrite() - before.TxStats.GetWrite()
-	assert.NotEqual(t, value, storedValue(t, m, key), "the change is in the file")
+	assert.NotEqual(t, value, storedValue(t, f, key), "the change is in the file")
 	assert.Positive(t, written)
 	assert.LessOrEqual(t, written, int64(8), "pages written for one key of 10,000")
-	assert.Zero(t, m.Changed())
+}
+
+// savingFile is a File that says when a Save begins, on saving if it
+// has room.
+type savingFile struct {
+	*File
+	saving chan struct{}
+}
+
+func (f savingFile) Save(states map[string][]byte) error {
+	select {
+	case f.saving <- struct{}{}:
+	default:
+	}
+	return f.File.Save(states)
 }
 
 // A request goes while a commit waits for the disk: the commit holds no
 // key's lock while it writes.
 func TestRequestsDoNotWaitForTheDisk(t *testing.T) {
-	m := persistedMemory(t)
-	r := Request{Key: "a.com", Rule: &Rule{Rate: 1000, Burst: 1}}
+	opened, err := Open(filepath.Join(t.TempDir(), "state"))
+	require.NoError(t, err)
+	f := savingFile{opened, make(chan struct{}, 1)}
+	m := limiter.NewMemory()
+	require.NoError(t, m.Persist(f))
+	t.Cleanup(func() { m.Close() })
+	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 1000, Burst: 1}}
 
-	blocker, err := m.persist.db.Begin(true) // the disk stands still
+	blocker, err := f.db.Begin(true) // the disk stands still
 	require.NoError(t, err)
 	// Changed only now, so that no commit, the background one either,
 	// writes it before the disk stands still.
 	m.Reserve(context.Background(), r)
 	committed := make(chan error)
 	go func() { committed <- m.Commit() }()
-	require.Eventually(t, func() bool { return m.Changed() == 0 }, 10*time.Second, time.Millisecond, "the commit took its batch")
+	<-f.saving // the commit took its batch
 
 	reserved := make(chan struct{})
 	go func() {
@@ -97,22 +121,22 @@ func TestRequestsDoNotWaitForTheDisk(t *testing.T) {
 	require.NoError(t, blocker.Rollback())
 	require.NoError(t, <-committed)
 	require.NoError(t, m.Commit(), "the requests made during the commit go with the next")
-	assert.True(t, stored(t, m, "a.com"))
+	assert.True(t, stored(t, f.File, "a.com"))
 }
 
 // Without a call to Commit, a change reaches the file within about a
 // second; a key that has recovered leaves it once the Memory drops it.
 func TestChangesReachTheFileOnTheirOwn(t *testing.T) {
-	m := persistedMemory(t)
+	m, f := persistedMemory(t)
 	const gap = 3 * time.Second
 	reserved := time.Now()
-	m.Reserve(context.Background(), Request{Key: "a.com", Rule: &Rule{MinDelay: gap}})
-	require.Eventually(t, func() bool { return stored(t, m, "a.com") }, gap, 10*time.Millisecond)
+	m.Reserve(context.Background(), limiter.Request{Key: "a.com", Rule: &limiter.Rule{MinDelay: gap}})
+	require.Eventually(t, func() bool { return stored(t, f, "a.com") }, gap, 10*time.Millisecond)
 
 	time.Sleep(time.Until(reserved.Add(gap + 100*time.Millisecond))) // a.com recovers
 	for i := range 5000 {                                            // new keys make the Memory drop those that recovered
-		m.Reserve(context.Background(), Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &Rule{Rate: 1}})
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("domain%d.example", i), Rule: &limiter.Rule{Rate: 1}})
 	}
 	require.NoError(t, m.Commit())
-	assert.False(t, stored(t, m, "a.com"), "a dropped key leaves the file")
+	assert.False(t, stored(t, f, "a.com"), "a dropped key leaves the file")
 }
