@@ -9,7 +9,10 @@ import (
 
 // Load implements [limiter.StateStore]: it calls restore with each key the
 // file holds, in one transaction, and removes those restore does not
-// keep.
+// keep. Then, if more than half the pages the file has used are free, it
+// copies the keys it holds to a new file, which it renames over the old
+// one: the file gives back the space of the keys forgotten since the
+// last compaction. A compaction that fails leaves the file as it was.
 func (f *File) Load(restore func(key, state []byte) (keep bool, err error)) error {
 	damage, err := f.load(restore)
 	switch {
@@ -18,6 +21,7 @@ func (f *File) Load(restore func(key, state []byte) (keep bool, err error)) erro
 	case err != nil:
 		return fmt.Errorf("statefile: %s: %w", f.path, err)
 	}
+	f.compactIfSparse()
 	return nil
 }
 
