@@ -155,3 +155,19 @@ func TestAStoreFromTheFutureDoesNotStallRequests(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, res.Wait, 2*time.Second, "the rule's own interval, not the hour")
 }
+
+// Persist without a store, or a second time, is an error, and the first
+// store stays in use.
+func TestPersistRefusesNoStoreAndASecondOne(t *testing.T) {
+	dir := t.TempDir()
+	m := limiter.NewMemory()
+	require.Error(t, m.Persist(nil))
+	m = persisted(t, filepath.Join(dir, "first"))
+	second, err := statefile.Open(filepath.Join(dir, "second"))
+	require.NoError(t, err)
+	defer second.Close()
+	require.Error(t, m.Persist(second))
+	m.Reserve(context.Background(), limiter.Request{Key: "a.com", Rule: &slowRule})
+	require.NoError(t, m.Close())
+	assert.Positive(t, stateAt(persisted(t, filepath.Join(dir, "first")), "a.com", slowRule, time.Now()).Wait)
+}

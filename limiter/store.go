@@ -58,6 +58,12 @@ var ErrStateDamaged = errors.New("limiter: state damaged")
 // crash loses at most the last second. A commit that fails (a full disk)
 // is tried again with the next one; Close reports it.
 func (m *Memory) Persist(s StateStore) error {
+	switch {
+	case s == nil:
+		return errors.New("limiter: Persist: no store")
+	case m.persist != nil:
+		return errors.New("limiter: Persist: m keeps its state in a store already")
+	}
 	now := m.sinceEpoch()
 	err := s.Load(func(key, state []byte) (bool, error) {
 		st, err := m.decodeState(state)

@@ -16,66 +16,89 @@ const compactMin = 1 << 20
 // memory.
 const compactTxSize = 4 << 20
 
-// compactIfSparse gives back the space of forgotten keys, as etcd's
-// defrag does: when more than half the pages the file has used are free,
-// it copies the keys to a new file beside it and renames that over it
-// (over the file a symbolic link names, which stays a link). A crash
-// leaves the old file or the new, each whole. A compaction that fails
-// leaves the file as it was, for the next Open to try again.
-func (f *File) compactIfSparse() {
-	if !f.sparse() {
-		return
-	}
-	target, err := filepath.EvalSymlinks(f.path)
-	if err != nil {
-		return
-	}
-	compacted := target + ".compact"
-	db, err := compactTo(f.db, compacted)
-	if err != nil {
-		return
-	}
-	if err := os.Rename(compacted, target); err != nil {
-		db.Close()
-		os.Remove(compacted)
-		return
-	}
-	f.db.Close() // the old file, whose pages nothing reads any more
-	f.db = db
-}
-
-// sparse reports whether more than half the pages f's file has used are
-// free: the keys it holds would fit in less than half of them. The room
-// the file keeps to grow into does not count.
-func (f *File) sparse() bool {
+// sparse reports whether more than half the pages f's file has used would
+// be free once the keys it does not keep are removed: the pages free now,
+// and of those in use the share that the keys and states it does not keep
+// take of all (keptBytes and droppedBytes). The room the file keeps to
+// grow into does not count.
+func (f *File) sparse(tx *bolt.Tx, keptBytes, droppedBytes int64) bool {
 	info, err := os.Stat(f.path)
 	if err != nil || info.Size() < compactMin {
 		return false
 	}
-	var used, free int64
-	f.db.View(func(tx *bolt.Tx) error {
-		stats := f.db.Stats()
-		used = tx.Size()
-		free = int64(stats.FreePageN+stats.PendingPageN) * int64(f.db.Info().PageSize)
-		return nil
-	})
+	stats := f.db.Stats()
+	used := tx.Size()
+	free := int64(stats.FreePageN+stats.PendingPageN) * int64(f.db.Info().PageSize)
+	if all := keptBytes + droppedBytes; all > 0 {
+		free += (used - free) * droppedBytes / all
+	}
 	return 2*free > used
 }
 
-// compactTo copies what src holds to a new file at path, and returns it
-// open.
-func compactTo(src *bolt.DB, path string) (*bolt.DB, error) {
+// compact copies the keys of tx that kept holds to a new file beside f's,
+// renames it over f's, and returns it open; or nil, having removed what
+// it wrote, if it could not.
+func (f *File) compact(tx *bolt.Tx, kept keySet) *bolt.DB {
+	target, err := filepath.EvalSymlinks(f.path)
+	if err != nil {
+		return nil
+	}
+	path := target + ".compact"
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) { // what a crash left of the last compaction
-		return nil, err
+		return nil
 	}
 	dst, err := openBolt(path)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	if err := bolt.Compact(dst, src, compactTxSize); err != nil {
-		dst.Close()
-		os.Remove(path)
-		return nil, err
+	done := false
+	defer func() {
+		if !done { // a failure, or a damaged page: a panic on its way to Load
+			dst.Close()
+			os.Remove(path)
+		}
+	}()
+	if copyKept(tx, kept, dst) != nil || os.Rename(path, target) != nil {
+		return nil
 	}
-	return dst, nil
+	done = true
+	return dst
+}
+
+// copyKept copies to dst, a new file, the layout of a state and the keys
+// of tx that kept holds, compactTxSize bytes a transaction.
+func copyKept(tx *bolt.Tx, kept keySet, dst *bolt.DB) error {
+	out, err := dst.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { out.Rollback() }()
+	if err := createBuckets(out); err != nil {
+		return err
+	}
+	var size int64
+	i := 0
+	err = tx.Bucket(keysBucket).ForEach(func(k, v []byte) error {
+		defer func() { i++ }()
+		if !kept.has(i) {
+			return nil
+		}
+		if size > compactTxSize {
+			if err := out.Commit(); err != nil {
+				return err
+			}
+			if out, err = dst.Begin(true); err != nil {
+				return err
+			}
+			size = 0
+		}
+		b := out.Bucket(keysBucket)
+		b.FillPercent = 1 // the keys come in order: full pages
+		size += int64(len(k) + len(v))
+		return b.Put(k, v)
+	})
+	if err != nil {
+		return err
+	}
+	return out.Commit()
 }

@@ -140,3 +140,28 @@ func TestChangesReachTheFileOnTheirOwn(t *testing.T) {
 	require.NoError(t, m.Commit())
 	assert.False(t, stored(t, f, "a.com"), "a dropped key leaves the file")
 }
+
+// Opening a file removes from it the keys that have recovered since, and
+// keeps the others.
+func TestLoadRemovesRecoveredKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	f, err := Open(path)
+	require.NoError(t, err)
+	m := limiter.NewMemory()
+	require.NoError(t, m.Persist(f))
+	now := time.Now()
+	m.ReserveAt(limiter.Request{Key: "quick.example", Rule: &limiter.Rule{MinDelay: time.Second}}, now)
+	m.ReserveAt(limiter.Request{Key: "slow.example", Rule: &limiter.Rule{MinDelay: time.Hour}}, now)
+	require.NoError(t, m.Commit())
+	require.True(t, stored(t, f, "quick.example"), "until a second from now")
+	require.NoError(t, m.Close())
+
+	time.Sleep(time.Until(now.Add(time.Second + 10*time.Millisecond))) // quick.example recovers
+	again, err := Open(path)
+	require.NoError(t, err)
+	m = limiter.NewMemory()
+	require.NoError(t, m.Persist(again))
+	t.Cleanup(func() { m.Close() })
+	assert.False(t, stored(t, again, "quick.example"))
+	assert.True(t, stored(t, again, "slow.example"))
+}

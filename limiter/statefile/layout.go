@@ -22,25 +22,25 @@ const (
 	version = "3"
 )
 
-// checkFormat creates a new file's buckets, and checks that an existing
-// one is a limiter state this build reads.
-func checkFormat(tx *bolt.Tx) error {
+// checkFormat checks that the file is a limiter state this build reads,
+// or a new file, empty.
+func checkFormat(tx *bolt.Tx) (fresh bool, err error) {
 	meta := tx.Bucket(metaBucket)
 	if meta == nil {
 		if name, _ := tx.Cursor().First(); name != nil {
-			return errors.New("not a limiter state")
+			return false, errors.New("not a limiter state")
 		}
-		return createBuckets(tx)
+		return true, nil
 	}
 	switch f, v := string(meta.Get(formatKey)), string(meta.Get(versionKey)); {
 	case f != format:
-		return fmt.Errorf("not a limiter state (format %q)", f)
+		return false, fmt.Errorf("not a limiter state (format %q)", f)
 	case v != version:
-		return fmt.Errorf("version %s, and this build reads version %s", v, version)
+		return false, fmt.Errorf("version %s, and this build reads version %s", v, version)
 	case tx.Bucket(keysBucket) == nil:
-		return errors.New("no keys bucket")
+		return false, errors.New("no keys bucket")
 	}
-	return nil
+	return false, nil
 }
 
 // createBuckets lays out a new file.

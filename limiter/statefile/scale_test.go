@@ -23,25 +23,30 @@ import (
 	"github.com/polite-go/polite/limiter/statefile"
 )
 
-var stateDomains = flag.Int("state-domains", 0, "measure a persisted state of this many domains (TestStateScale)")
+var (
+	stateDomains   = flag.Int("state-domains", 0, "measure a persisted state of this many domains (TestStateScale)")
+	stateForgotten = flag.Int("state-forgotten", 0, "with -state-domains, this many more domains that recover before the reopen, which compacts the file")
+)
 
 // TestStateScale measures a state of -state-domains domains, each with a
 // turn and a quota window: the file's size, which it holds to at most
 // 250 bytes a domain, then, in a process of its own, the time, peak heap
 // and peak RSS to reopen it, and the time of a commit after a single
-// change.
+// change. With -state-forgotten, the file also holds that many domains
+// that recover before the reopen, which then compacts it.
 //
 //	go test ./limiter/statefile -run TestStateScale -v -state-domains=200000
+//	go test ./limiter/statefile -run TestStateScale -v -state-domains=200000 -state-forgotten=200000
 func TestStateScale(t *testing.T) {
 	if *stateDomains == 0 {
 		t.Skip("set -state-domains to measure")
 	}
 	n := *stateDomains
 	path := filepath.Join(t.TempDir(), "state")
-	writeScaleState(t, path, n)
+	writeScaleState(t, path, n, *stateForgotten)
 	info, err := os.Stat(path)
 	require.NoError(t, err)
-	perDomain := float64(info.Size()) / float64(n)
+	perDomain := float64(info.Size()) / float64(n+*stateForgotten)
 	t.Logf("file: %.1f MB, %.0f B a domain", float64(info.Size())/1e6, perDomain)
 	assert.LessOrEqual(t, perDomain, 250.0, "bytes of file a domain")
 
@@ -51,6 +56,9 @@ func TestStateScale(t *testing.T) {
 		t.Log(lines.Text())
 	}
 	require.NoError(t, cmd.Wait())
+	if info, err = os.Stat(path); err == nil {
+		t.Logf("file after the reopen: %.1f MB", float64(info.Size())/1e6)
+	}
 }
 
 // countingFile is a File that counts the keys its Load restores.
@@ -147,18 +155,27 @@ var scaleRule = limiter.Rule{Rate: 0.001, Burst: 1, Quotas: []config.Quota{{Requ
 
 func scaleKey(i int) string { return fmt.Sprintf("domain%d.example", i) }
 
-// writeScaleState writes a state of n domains at path, from a Memory of
-// its own that it leaves to the garbage collector.
-func writeScaleState(t *testing.T, path string, n int) {
+// writeScaleState writes a state of n domains at path, and of forgotten
+// more that have recovered when it returns, from a Memory of its own that
+// it leaves to the garbage collector.
+func writeScaleState(t *testing.T, path string, n, forgotten int) {
 	rule := scaleRule
 	m := limiter.NewMemory()
 	require.NoError(t, persist(m, path))
+	const brief = 5 * time.Second // long enough to write them all
+	quick := limiter.Rule{MinDelay: brief}
+	reserved := time.Now()
+	for i := range forgotten {
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("forgotten%d.example", i), Rule: &quick})
+	}
+	require.NoError(t, m.Commit())
 	for i := range n {
 		m.Reserve(context.Background(), limiter.Request{Key: scaleKey(i), Rule: &rule})
 	}
 	start := time.Now()
 	require.NoError(t, m.Close())
-	t.Logf("first commit of %d domains: %v", n, time.Since(start).Round(time.Millisecond))
+	t.Logf("first commit of %d domains: %v", n+forgotten, time.Since(start).Round(time.Millisecond))
+	time.Sleep(time.Until(reserved.Add(brief + time.Second))) // the forgotten domains recover
 }
 
 func heapBytes() uint64 {
