@@ -43,10 +43,7 @@ func (f *File) compact(tx *bolt.Tx, kept keySet) *bolt.DB {
 	if err != nil {
 		return nil
 	}
-	path := target + ".compact"
-	if err := os.Remove(path); err != nil && !os.IsNotExist(err) { // what a crash left of the last compaction
-		return nil
-	}
+	path := compactionOf(target)
 	dst, err := openBolt(path)
 	if err != nil {
 		return nil
@@ -63,6 +60,17 @@ func (f *File) compact(tx *bolt.Tx, kept keySet) *bolt.DB {
 	}
 	done = true
 	return dst
+}
+
+// compactionOf is the new file a compaction of the file at target writes.
+func compactionOf(target string) string { return target + ".compact" }
+
+// removeCompaction removes what a crash left of a compaction of the file
+// at path, which the caller holds.
+func removeCompaction(path string) {
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		os.Remove(compactionOf(target))
+	}
 }
 
 // copyKept copies to dst, a new file, the layout of a state and the keys

@@ -64,3 +64,15 @@ func fileSize(t *testing.T, path string) int64 {
 	require.NoError(t, err)
 	return info.Size()
 }
+
+// What a crash left of a compaction is gone once the file is open again.
+func TestOpenRemovesWhatACompactionLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state")
+	persisted(t, path).Close()
+	require.NoError(t, os.WriteFile(path+".compact", []byte("half a file"), 0o600))
+	persisted(t, path)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "the file, nothing beside")
+}

@@ -71,6 +71,7 @@ func Open(path string) (*File, error) {
 		}
 		return nil, fmt.Errorf("statefile: %s: %w", path, err)
 	}
+	removeCompaction(path)
 	return &File{db: db, path: path}, nil
 }
 
