@@ -14,37 +14,40 @@ const compactMin = 1 << 20
 // compactTxSize is how many bytes of keys and states a compaction copies
 // in one transaction, so that it never holds a whole file's pages in
 // memory.
-const compactTxSize = 4 << 20
+const compactTxSize = 1 << 20
 
 // sparse reports whether more than half the pages f's file has used would
-// be free once the keys it does not keep are removed: the pages free now,
-// and of those in use the share that the keys and states it does not keep
-// take of all (keptBytes and droppedBytes). The room the file keeps to
-// grow into does not count.
-func (f *File) sparse(tx *bolt.Tx, keptBytes, droppedBytes int64) bool {
+// be free once the keys it does not keep are removed, and how many bytes
+// of pages those it keeps would take: of the pages in use now, the share
+// that the keys and states it keeps take of all (keptBytes and
+// droppedBytes). The room the file keeps to grow into does not count.
+func (f *File) sparse(tx *bolt.Tx, keptBytes, droppedBytes int64) (sparse bool, live int64) {
 	info, err := os.Stat(f.path)
 	if err != nil || info.Size() < compactMin {
-		return false
+		return false, 0
 	}
 	stats := f.db.Stats()
 	used := tx.Size()
-	free := int64(stats.FreePageN+stats.PendingPageN) * int64(f.db.Info().PageSize)
+	live = used - int64(stats.FreePageN+stats.PendingPageN)*int64(f.db.Info().PageSize)
 	if all := keptBytes + droppedBytes; all > 0 {
-		free += (used - free) * droppedBytes / all
+		live = live * keptBytes / all
 	}
-	return 2*free > used
+	return 2*live < used, live
 }
 
-// compact copies the keys of tx that kept holds to a new file beside f's,
-// renames it over f's, and returns it open; or nil, having removed what
-// it wrote, if it could not.
-func (f *File) compact(tx *bolt.Tx, kept keySet) *bolt.DB {
+// compact copies the keys of tx that kept holds, about live bytes of
+// pages, to a new file beside f's, renames it over f's, and returns it
+// open; or nil, having removed what it wrote, if it could not.
+func (f *File) compact(tx *bolt.Tx, kept keySet, live int64) *bolt.DB {
 	target, err := filepath.EvalSymlinks(f.path)
 	if err != nil {
 		return nil
 	}
 	path := compactionOf(target)
-	dst, err := openBolt(path)
+	// Mapped at about its size from the start, the new file seldom grows
+	// past its map: each time it does, bbolt copies to the heap every page
+	// its transaction holds.
+	dst, err := openBolt(path, int(live+live/8))
 	if err != nil {
 		return nil
 	}

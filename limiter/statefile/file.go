@@ -94,13 +94,14 @@ func damaged(path string, what error) error {
 func openDB(path string) (db *bolt.DB, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer damageIsAnError(&err)
-	return openBolt(path)
+	return openBolt(path, 0)
 }
 
 // openBolt opens or creates the bbolt file at path, waiting lockWait at
-// most for another process to release it.
-func openBolt(path string) (*bolt.DB, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait})
+// most for another process to release it, and maps mmapSize bytes of it
+// at first (0 for bbolt's default).
+func openBolt(path string, mmapSize int) (*bolt.DB, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockWait, InitialMmapSize: mmapSize})
 	if err != nil {
 		return nil, err
 	}

@@ -48,8 +48,8 @@ func (f *File) load(restore func(key, state []byte) (bool, error)) (damage, err 
 		if kept, keptBytes, droppedBytes, err = restoreAll(tx, restore); err != nil {
 			return err
 		}
-		if f.sparse(tx, keptBytes, droppedBytes) {
-			compacted = f.compact(tx, kept) // nil if it failed
+		if sparse, live := f.sparse(tx, keptBytes, droppedBytes); sparse {
+			compacted = f.compact(tx, kept, live) // nil if it failed
 		}
 		return nil
 	})
