@@ -21,9 +21,10 @@ const commitInterval = time.Second
 // goroutine at a time.
 type StateStore interface {
 	// Load calls restore with each key the store holds and its state,
-	// and removes the keys for which restore returns false. It returns
-	// an error wrapping ErrStateDamaged if what it holds cannot be read,
-	// restore's errors included; then it changes nothing.
+	// which restore reads only during the call, and removes the keys for
+	// which restore returns false. It returns an error wrapping
+	// ErrStateDamaged if what it holds cannot be read, restore's errors
+	// included; then it changes nothing.
 	Load(restore func(key, state []byte) (keep bool, err error)) error
 	// Save writes, in one transaction, each key of states with its
 	// state, or removes the key if its state is nil.

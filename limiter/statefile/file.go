@@ -39,8 +39,8 @@ const growStep = 1 << 20
 // A commit writes only the keys that changed, in one transaction, and a
 // crash, even in the middle of one, leaves the file whole. Keys longer
 // than 32 KB, and the empty key, are not written: they stay in memory
-// only. Opening the file gives back the space of the keys forgotten since
-// the last time when they held more than half of it (see [File.Load]).
+// only. Loading it removes the keys that recovered since, and gives back
+// their space when they held more than half of it (see [File.Load]).
 //
 // A File is used by one Memory; it is not safe for concurrent use.
 type File struct {

@@ -41,9 +41,9 @@ func (f *File) load(restore func(key, state []byte) (bool, error)) (damage, err 
 		return nil, f.db.Update(createBuckets)
 	}
 	var kept keySet
+	var keptBytes, droppedBytes int64
 	var compacted *bolt.DB
 	damage = f.db.View(func(tx *bolt.Tx) error {
-		var keptBytes, droppedBytes int64
 		var err error
 		if kept, keptBytes, droppedBytes, err = restoreAll(tx, restore); err != nil {
 			return err
@@ -59,6 +59,8 @@ func (f *File) load(restore func(key, state []byte) (bool, error)) (damage, err 
 	case compacted != nil:
 		f.db.Close() // the old file, whose pages nothing reads any more
 		f.db = compacted
+		return nil, nil
+	case droppedBytes == 0:
 		return nil, nil
 	}
 	return nil, f.removeDropped(kept)
