@@ -50,7 +50,8 @@ var slowRule = limiter.Rule{Rate: 0.001, Burst: 1}
 // keeps the state open, saying "ready"; "full" commits under a file size
 // limit of 64 KB and says what the commit and Close returned; "tiny" says
 // what Persist returned under a limit of 8 KB, too small for a new store;
-// "reopen" measures a reopen for TestStateScale.
+// "reopen" measures a reopen for TestStateScale; "open" opens the state,
+// which may compact it, says "opened" and closes it.
 func runChild(mode, path string) error {
 	if mode == "full" || mode == "tiny" {
 		size := uint64(64 << 10)
@@ -74,6 +75,9 @@ func runChild(mode, path string) error {
 		return err
 	}
 	switch mode {
+	case "open":
+		fmt.Println("opened")
+		return m.Close()
 	case "hold":
 		fmt.Println("ready")
 		select {}
@@ -163,6 +167,53 @@ func TestPersistSurvivesAKillMidCommit(t *testing.T) {
 		}
 		require.NoError(t, m.Close())
 	}
+}
+
+// A process killed at any point of an open that compacts the file leaves
+// a file that opens, holds every key that had not recovered, and has
+// nothing beside it once opened.
+func TestPersistSurvivesAKillMidCompaction(t *testing.T) {
+	dir := t.TempDir()
+	prepared := filepath.Join(dir, "prepared")
+	const brief = 2 * time.Second // for the commit to write them all, on a slow machine too
+	quick := limiter.Rule{MinDelay: brief}
+	m := limiter.NewMemory()
+	require.NoError(t, persist(m, prepared))
+	now := time.Now()
+	for i := range 30000 {
+		m.ReserveAt(limiter.Request{Key: fmt.Sprintf("quick%d.example", i), Rule: &quick}, now)
+	}
+	require.NoError(t, m.Commit())
+	for i := range 1000 {
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("slow%d.example", i), Rule: &slowRule})
+	}
+	require.NoError(t, m.Close())
+	state, err := os.ReadFile(prepared)
+	require.NoError(t, err)
+	time.Sleep(time.Until(now.Add(brief))) // the quick keys recover: an open compacts the file
+
+	midway := 0
+	const rounds = 10
+	for round := range rounds {
+		path := filepath.Join(dir, fmt.Sprintf("state%d", round))
+		require.NoError(t, os.WriteFile(path, state, 0o600))
+		cmd, _ := startChild(t, "open", path)
+		time.Sleep(rand.N(15 * time.Millisecond)) // the child's whole open takes about 10 ms
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		cmd.Wait()
+		if _, err := os.Stat(path + ".compact"); err == nil {
+			midway++
+		}
+
+		again := limiter.NewMemory()
+		require.NoError(t, persist(again, path), "the file opens after a kill")
+		for i := range 1000 {
+			require.True(t, waits(again, fmt.Sprintf("slow%d.example", i)), "a key kept")
+		}
+		require.NoError(t, again.Close())
+		assert.NoFileExists(t, path+".compact", "nothing beside the file")
+	}
+	t.Logf("%d of %d kills left a compaction midway", midway, rounds)
 }
 
 // A second process meets an error naming the file while the first keeps
