@@ -21,6 +21,7 @@ import (
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/statefile"
 )
 
 const fetchSynopsis = `polite fetch [flags] [URL...]
@@ -394,8 +395,12 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func() er
 		extra = append(extra, polite.WithLimiter(lim))
 	}
 	if p.state != "" {
+		f, err := statefile.Open(p.state)
+		if err != nil {
+			return nil, nil, fmt.Errorf("-state: %w", err)
+		}
 		mem := limiter.NewMemory()
-		if err := mem.Persist(p.state); err != nil {
+		if err := mem.Persist(f); err != nil {
 			return nil, nil, fmt.Errorf("-state: %w", err)
 		}
 		release = func() error {

@@ -1,4 +1,4 @@
-package limiter_test
+package statefile_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/statefile"
 )
 
 // The tests below start this test binary again as a child process that
@@ -49,7 +50,8 @@ var slowRule = limiter.Rule{Rate: 0.001, Burst: 1}
 // keeps the state open, saying "ready"; "full" commits under a file size
 // limit of 64 KB and says what the commit and Close returned; "tiny" says
 // what Persist returned under a limit of 8 KB, too small for a new store;
-// "reopen" measures a reopen for TestStateScale.
+// "reopen" measures a reopen for TestStateScale; "open" opens the state,
+// which may compact it, says "opened" and closes it.
 func runChild(mode, path string) error {
 	if mode == "full" || mode == "tiny" {
 		size := uint64(64 << 10)
@@ -65,7 +67,7 @@ func runChild(mode, path string) error {
 		return reopenScaleState(path)
 	}
 	m := limiter.NewMemory()
-	if err := m.Persist(path); err != nil {
+	if err := persist(m, path); err != nil {
 		if mode == "tiny" {
 			fmt.Printf("persist: %v; damaged: %v\n", err, errors.Is(err, limiter.ErrStateDamaged))
 			return nil
@@ -73,6 +75,9 @@ func runChild(mode, path string) error {
 		return err
 	}
 	switch mode {
+	case "open":
+		fmt.Println("opened")
+		return m.Close()
 	case "hold":
 		fmt.Println("ready")
 		select {}
@@ -98,6 +103,15 @@ func runChild(mode, path string) error {
 		return nil
 	}
 	return fmt.Errorf("no child mode %q", mode)
+}
+
+// persist keeps m's state in the file at path.
+func persist(m *limiter.Memory, path string) error {
+	f, err := statefile.Open(path)
+	if err != nil {
+		return err
+	}
+	return m.Persist(f)
 }
 
 // startChild starts a child process in mode on the state at path, and
@@ -146,13 +160,60 @@ func TestPersistSurvivesAKillMidCommit(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, entries, 1, "nothing beside the state")
 		m := limiter.NewMemory()
-		require.NoError(t, m.Persist(path), "the store opens after a kill")
+		require.NoError(t, persist(m, path), "the store opens after a kill")
 		for i := range keysPerRound {
 			key := fmt.Sprintf("round%d-%d.example", committed, i)
 			require.Positive(t, m.StateAt(limiter.Request{Key: key, Rule: &slowRule}, time.Now()).Wait, key)
 		}
 		require.NoError(t, m.Close())
 	}
+}
+
+// A process killed at any point of an open that compacts the file leaves
+// a file that opens, holds every key that had not recovered, and has
+// nothing beside it once opened.
+func TestPersistSurvivesAKillMidCompaction(t *testing.T) {
+	dir := t.TempDir()
+	prepared := filepath.Join(dir, "prepared")
+	const brief = 2 * time.Second // for the commit to write them all, on a slow machine too
+	quick := limiter.Rule{MinDelay: brief}
+	m := limiter.NewMemory()
+	require.NoError(t, persist(m, prepared))
+	now := time.Now()
+	for i := range 30000 {
+		m.ReserveAt(limiter.Request{Key: fmt.Sprintf("quick%d.example", i), Rule: &quick}, now)
+	}
+	require.NoError(t, m.Commit())
+	for i := range 1000 {
+		m.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("slow%d.example", i), Rule: &slowRule})
+	}
+	require.NoError(t, m.Close())
+	state, err := os.ReadFile(prepared)
+	require.NoError(t, err)
+	time.Sleep(time.Until(now.Add(brief))) // the quick keys recover: an open compacts the file
+
+	midway := 0
+	const rounds = 10
+	for round := range rounds {
+		path := filepath.Join(dir, fmt.Sprintf("state%d", round))
+		require.NoError(t, os.WriteFile(path, state, 0o600))
+		cmd, _ := startChild(t, "open", path)
+		time.Sleep(rand.N(15 * time.Millisecond)) // the child's whole open takes about 10 ms
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		cmd.Wait()
+		if _, err := os.Stat(path + ".compact"); err == nil {
+			midway++
+		}
+
+		again := limiter.NewMemory()
+		require.NoError(t, persist(again, path), "the file opens after a kill")
+		for i := range 1000 {
+			require.True(t, waits(again, fmt.Sprintf("slow%d.example", i)), "a key kept")
+		}
+		require.NoError(t, again.Close())
+		assert.NoFileExists(t, path+".compact", "nothing beside the file")
+	}
+	t.Logf("%d of %d kills left a compaction midway", midway, rounds)
 }
 
 // A second process meets an error naming the file while the first keeps
@@ -163,14 +224,14 @@ func TestPersistRefusesASecondProcess(t *testing.T) {
 	require.True(t, lines.Scan())
 	require.Equal(t, "ready", lines.Text())
 
-	err := limiter.NewMemory().Persist(path)
+	_, err := statefile.Open(path)
 	require.ErrorIs(t, err, limiter.ErrStateInUse)
 	assert.Contains(t, err.Error(), path)
 
 	require.NoError(t, cmd.Process.Kill())
 	cmd.Wait()
 	m := limiter.NewMemory()
-	require.NoError(t, m.Persist(path))
+	require.NoError(t, persist(m, path))
 	require.NoError(t, m.Close())
 }
 
@@ -196,7 +257,7 @@ func TestPersistReportsAFullDisk(t *testing.T) {
 	}
 
 	m := limiter.NewMemory()
-	require.NoError(t, m.Persist(path), "the store still opens")
+	require.NoError(t, persist(m, path), "the store still opens")
 	require.NoError(t, m.Close())
 }
 
