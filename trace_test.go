@@ -1,0 +1,124 @@
+package polite_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/limiter"
+)
+
+// events records what a Trace is told, one line per hook call.
+type events struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (e *events) add(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lines = append(e.lines, fmt.Sprintf(format, args...))
+}
+
+func (e *events) trace() *polite.Trace {
+	return &polite.Trace{
+		TurnAsked: func(_ context.Context, domain string) { e.add("asked %s", domain) },
+		Waited: func(_ context.Context, domain, scope string, reason limiter.Reason, wait time.Duration) {
+			e.add("waited %s %s %s %v", domain, scope, reason, wait)
+		},
+		PauseLearned: func(_ context.Context, domain string, reason limiter.Reason, pause time.Duration) {
+			e.add("paused %s %s %v", domain, reason, pause)
+		},
+		Refused: func(_ context.Context, domain string, err error) {
+			e.add("refused %s disallowed=%v", domain, errors.Is(err, polite.ErrDisallowed))
+		},
+		Sent: func(_ context.Context, domain string) { e.add("sent %s", domain) },
+		RobotsFetch: func(ctx context.Context, url string) (context.Context, func(error)) {
+			e.add("robots %s", url)
+			return ctx, func(err error) { e.add("robots done %v", err) }
+		},
+	}
+}
+
+// TestTraceTellsEachStep: a Trace hears, in order, the robots.txt fetch,
+// each turn asked, the wait (its scope, rule and length), the send, the
+// pause a 429 asks for and the refusal robots.txt makes; a second Trace
+// hears the same.
+func TestTraceTellsEachStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &site{robots: robotsFile(200, "User-agent: *\nDisallow: /private\n")}
+		busy := baseFunc(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/busy" {
+				resp := answer(req, http.StatusTooManyRequests)
+				resp.Header.Set("Retry-After", "3")
+				return resp, nil
+			}
+			return s.RoundTrip(req)
+		})
+		var first, second events
+		tr := newTransport(t, busy, polite.WithDefault(everySecond), polite.WithRobots("testbot"),
+			polite.WithTrace(first.trace()), polite.WithTrace(nil), polite.WithTrace(second.trace()))
+		require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/busy"))
+		require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://example.com/private"), polite.ErrDisallowed)
+
+		want := []string{
+			"robots http://example.com/robots.txt",
+			"asked example.com",
+			"sent example.com",
+			"robots done <nil>",
+			"asked example.com",
+			"waited example.com domain rate 1s",
+			"sent example.com",
+			"paused example.com retry-after 3s",
+			"refused example.com disallowed=true",
+		}
+		assert.Equal(t, want, first.lines)
+		assert.Equal(t, want, second.lines)
+	})
+}
+
+// TestLogRobotsRefusals: each request robots.txt refuses is logged at
+// Debug with its domain, host and rule, never its query; the first of a
+// host by a rule at Info too.
+func TestLogRobotsRefusals(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := &site{robots: robotsFile(200, "User-agent: *\nDisallow: /private\nDisallow: /tmp\n")}
+	tr := newTransport(t, s, polite.WithDefault(fastLimit), polite.WithRobots("testbot"), polite.WithLogger(logger))
+	for _, path := range []string{"/private?token=secret", "/private/2?token=secret", "/tmp/x?token=secret", "/private"} {
+		require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://www.example.com"+path), polite.ErrDisallowed)
+	}
+
+	type line struct {
+		Level, Msg, Domain, Host, Rule string
+	}
+	var refusals []line
+	for l := range strings.Lines(buf.String()) {
+		assert.NotContains(t, l, "secret", "never the query")
+		var got line
+		require.NoError(t, json.Unmarshal([]byte(l), &got))
+		if got.Msg == "polite: robots.txt refused a request" {
+			refusals = append(refusals, got)
+		}
+	}
+	host := "http://www.example.com:80"
+	assert.Equal(t, []line{
+		{"INFO", "polite: robots.txt refused a request", "example.com", host, "Disallow: /private"},
+		{"DEBUG", "polite: robots.txt refused a request", "example.com", host, "Disallow: /private"},
+		{"INFO", "polite: robots.txt refused a request", "example.com", host, "Disallow: /tmp"},
+		{"DEBUG", "polite: robots.txt refused a request", "example.com", host, "Disallow: /private"},
+	}, refusals)
+}
