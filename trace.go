@@ -17,7 +17,8 @@ import (
 // they tell of, with its context (so that a hook finds the request's
 // span there), and by many goroutines at once: they must be quick and
 // safe for concurrent use. A request the Transport sends calls TurnAsked,
-// then Waited if it waited, then Sent; one it does not send calls Refused
+// then Waited if it waited, then Sent, then Answered and, if its response
+// paused the domain, PauseLearned; one it does not send calls Refused
 // instead of Sent. A robots.txt fetch is paced as a request of its own,
 // with the context RobotsFetch returned.
 type Trace struct {
@@ -39,8 +40,12 @@ type Trace struct {
 	// cause of the request's context.
 	Refused func(ctx context.Context, domain string, err error)
 	// Sent is called just before a request to domain is handed to the
-	// base transport.
-	Sent func(ctx context.Context, domain string)
+	// base transport; degraded says that its turn was decided by a
+	// fallback, as the shared limiter (Redis) did not answer.
+	Sent func(ctx context.Context, domain string, degraded bool)
+	// Answered is called when the base transport returns for a request
+	// to domain: with the response's status, or with 0 and its error.
+	Answered func(ctx context.Context, domain string, status int, err error)
 	// RobotsFetch is called when a request (whose context is ctx) needs
 	// the robots.txt at url and no fetch of it is under way. The fetch is
 	// sent with the context it returns, which must be ctx or made from it;
@@ -80,7 +85,8 @@ func joinTraces(traces []*Trace) *Trace {
 		j.Waited = join5(j.Waited, tr.Waited)
 		j.PauseLearned = join4(j.PauseLearned, tr.PauseLearned)
 		j.Refused = join3(j.Refused, tr.Refused)
-		j.Sent = join2(j.Sent, tr.Sent)
+		j.Sent = join3(j.Sent, tr.Sent)
+		j.Answered = join4(j.Answered, tr.Answered)
 		j.RobotsJoined = join2(j.RobotsJoined, tr.RobotsJoined)
 		j.RobotsFetch = joinRobotsFetch(j.RobotsFetch, tr.RobotsFetch)
 	}
@@ -177,8 +183,14 @@ func (tr *Trace) refused(ctx context.Context, domain string, err error) {
 	}
 }
 
-func (tr *Trace) sent(ctx context.Context, domain string) {
+func (tr *Trace) sent(ctx context.Context, domain string, degraded bool) {
 	if tr != nil && tr.Sent != nil {
-		tr.Sent(ctx, domain)
+		tr.Sent(ctx, domain, degraded)
+	}
+}
+
+func (tr *Trace) answered(ctx context.Context, domain string, status int, err error) {
+	if tr != nil && tr.Answered != nil {
+		tr.Answered(ctx, domain, status, err)
 	}
 }

@@ -45,7 +45,10 @@ func (e *events) trace() *polite.Trace {
 		Refused: func(_ context.Context, domain string, err error) {
 			e.add("refused %s disallowed=%v", domain, errors.Is(err, polite.ErrDisallowed))
 		},
-		Sent: func(_ context.Context, domain string) { e.add("sent %s", domain) },
+		Sent: func(_ context.Context, domain string, degraded bool) { e.add("sent %s degraded=%v", domain, degraded) },
+		Answered: func(_ context.Context, domain string, status int, err error) {
+			e.add("answered %s %d %v", domain, status, err)
+		},
 		RobotsFetch: func(ctx context.Context, url string) (context.Context, func(error)) {
 			e.add("robots %s", url)
 			return ctx, func(err error) { e.add("robots done %v", err) }
@@ -55,8 +58,8 @@ func (e *events) trace() *polite.Trace {
 
 // TestTraceTellsEachStep: a Trace hears, in order, the robots.txt fetch,
 // each turn asked, the wait (its scope, rule and length), the send, the
-// pause a 429 asks for and the refusal robots.txt makes; a second Trace
-// hears the same.
+// answer or the base's error, the pause a 429 asks for and the refusal
+// robots.txt makes; a second Trace hears the same.
 func TestTraceTellsEachStep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &site{robots: robotsFile(200, "User-agent: *\nDisallow: /private\n")}
@@ -66,23 +69,33 @@ func TestTraceTellsEachStep(t *testing.T) {
 				resp.Header.Set("Retry-After", "3")
 				return resp, nil
 			}
+			if req.URL.Path == "/down" {
+				return nil, errors.New("no route to the server")
+			}
 			return s.RoundTrip(req)
 		})
 		var first, second events
 		tr := newTransport(t, busy, polite.WithDefault(everySecond), polite.WithRobots("testbot"),
 			polite.WithTrace(first.trace()), polite.WithTrace(nil), polite.WithTrace(second.trace()))
 		require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/busy"))
+		require.Error(t, roundTrip(t, tr, context.Background(), "http://example.com/down"))
 		require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://example.com/private"), polite.ErrDisallowed)
 
 		want := []string{
 			"robots http://example.com/robots.txt",
 			"asked example.com",
-			"sent example.com",
+			"sent example.com degraded=false",
+			"answered example.com 200 <nil>",
 			"robots done <nil>",
 			"asked example.com",
 			"waited example.com domain rate 1s",
-			"sent example.com",
+			"sent example.com degraded=false",
+			"answered example.com 429 <nil>",
 			"paused example.com retry-after 3s",
+			"asked example.com",
+			"waited example.com domain retry-after 3s",
+			"sent example.com degraded=false",
+			"answered example.com 0 no route to the server",
 			"refused example.com disallowed=true",
 		}
 		assert.Equal(t, want, first.lines)

@@ -223,12 +223,14 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)
 		req = req.WithContext(sendCtx)
 	}
-	t.trace.sent(ctx, d.key)
+	t.trace.sent(ctx, d.key, w.degraded)
 	resp, err := t.send(base, req, &fl)
 	if err != nil {
+		t.trace.answered(ctx, d.key, 0, err)
 		t.observeFailure(ctx, d, err, w.sent)
 		return nil, err
 	}
+	t.trace.answered(ctx, d.key, resp.StatusCode, nil)
 	if !robots {
 		d.stats.Response(resp.StatusCode)
 	}

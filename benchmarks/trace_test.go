@@ -23,7 +23,8 @@ var noopTrace = &polite.Trace{
 	Waited:       func(context.Context, string, string, limiter.Reason, time.Duration) {},
 	PauseLearned: func(context.Context, string, limiter.Reason, time.Duration) {},
 	Refused:      func(context.Context, string, error) {},
-	Sent:         func(context.Context, string) {},
+	Sent:         func(context.Context, string, bool) {},
+	Answered:     func(context.Context, string, int, error) {},
 	RobotsFetch: func(ctx context.Context, _ string) (context.Context, func(error)) {
 		return ctx, func(error) {}
 	},

@@ -2,10 +2,12 @@ package otelpolite
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -22,6 +24,10 @@ type instruments struct {
 	delayed    metric.Int64Counter
 	canceled   metric.Int64Counter
 	disallowed metric.Int64Counter
+	failed     metric.Int64Counter
+	responses  metric.Int64Counter
+	throttled  metric.Int64Counter
+	degraded   metric.Int64Counter
 	wait       metric.Float64Counter
 	paused     metric.Float64Counter
 }
@@ -36,17 +42,43 @@ func newInstruments(m metric.Meter) *instruments {
 	i.delayed, _ = m.Int64Counter("polite.requests.delayed", metric.WithUnit("{request}"), metric.WithDescription("Requests that waited more than 10ms for their turn, by the scope whose turn came last."))
 	i.canceled, _ = m.Int64Counter("polite.requests.canceled", metric.WithUnit("{request}"), metric.WithDescription("Requests whose wait failed (cancelled, deadline, too long); never sent."))
 	i.disallowed, _ = m.Int64Counter("polite.requests.disallowed", metric.WithUnit("{request}"), metric.WithDescription("Requests robots.txt forbade; never sent."))
+	i.failed, _ = m.Int64Counter("polite.requests.failed", metric.WithUnit("{request}"), metric.WithDescription("Sent requests whose round trip returned an error."))
+	i.responses, _ = m.Int64Counter("polite.responses", metric.WithUnit("{response}"), metric.WithDescription("Responses by status class."))
+	i.throttled, _ = m.Int64Counter("polite.throttled_responses", metric.WithUnit("{response}"), metric.WithDescription("429 and 503 responses."))
+	i.degraded, _ = m.Int64Counter("polite.degraded_requests", metric.WithUnit("{request}"), metric.WithDescription("Requests paced by a fallback because the shared limiter did not answer."))
 	i.wait, _ = m.Float64Counter("polite.wait", metric.WithUnit("s"), metric.WithDescription("Time requests spent waiting for their turn."))
 	i.paused, _ = m.Float64Counter("polite.paused", metric.WithUnit("s"), metric.WithDescription("Time the domain was paused at the server's request, by reason."))
 	return i
 }
 
-func (i *instruments) countSent(ctx context.Context, domain string, robots bool) {
+// countSent counts a request sent to domain: a robots.txt fetch apart.
+func (i *instruments) countSent(ctx context.Context, domain string, robots, degraded bool) {
+	at := metric.WithAttributes(attrDomain.String(domain))
 	if robots {
-		i.robots.Add(ctx, 1, metric.WithAttributes(attrDomain.String(domain)))
+		i.robots.Add(ctx, 1, at)
 		return
 	}
-	i.requests.Add(ctx, 1, metric.WithAttributes(attrDomain.String(domain)))
+	i.requests.Add(ctx, 1, at)
+	if degraded {
+		i.degraded.Add(ctx, 1, at)
+	}
+}
+
+// countAnswer counts what the base returned for a request to domain, as
+// the collector does: a robots.txt fetch's response is not counted.
+func (i *instruments) countAnswer(ctx context.Context, domain string, robots bool, code int, err error) {
+	at := metric.WithAttributes(attrDomain.String(domain))
+	switch {
+	case err != nil:
+		i.failed.Add(ctx, 1, at)
+		return
+	case robots:
+		return
+	}
+	i.responses.Add(ctx, 1, metric.WithAttributes(attrDomain.String(domain), attrClass.String(status.Class(code/100))))
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		i.throttled.Add(ctx, 1, at)
+	}
 }
 
 func (i *instruments) countWait(ctx context.Context, domain, scope string, wait time.Duration) {

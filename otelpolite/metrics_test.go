@@ -15,9 +15,10 @@ import (
 	"github.com/polite-go/polite/otelpolite"
 )
 
-// TestMetrics reads, with the SDK's manual reader, the counters of three
-// requests to one domain, of which the later two waited for their turn,
-// and one robots.txt refused: they agree with the Transport's own stats.
+// TestMetrics reads, with the SDK's manual reader, the counters of four
+// requests to one domain, which each waited for their turn (the robots.txt
+// fetch took the first), the last answered 429 with Retry-After, and one
+// robots.txt refused: they agree with the Transport's own stats.
 func TestMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -26,7 +27,7 @@ func TestMetrics(t *testing.T) {
 		otelpolite.WithTracing(otelpolite.WithMeterProvider(mp)))
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}
-	for _, path := range []string{"/1", "/2", "/3", "/private"} {
+	for _, path := range []string{"/1", "/2", "/3", "/private", "/busy"} {
 		get(t, client, context.Background(), srv.URL+path)
 	}
 
@@ -40,13 +41,19 @@ func TestMetrics(t *testing.T) {
 	s := all[domain]
 	at := attribute.NewSet(attribute.String("polite.domain", domain))
 
-	assert.EqualValues(t, 3, s.TotalRequests)
+	assert.EqualValues(t, 4, s.TotalRequests)
 	assert.EqualValues(t, s.TotalRequests, intSum(t, rm, "polite.requests", at))
 	assert.EqualValues(t, s.RobotsRequests, intSum(t, rm, "polite.robots.requests", at))
 	assert.EqualValues(t, s.DelayedRequests, intSum(t, rm, "polite.requests.delayed", attribute.NewSet(attribute.String("polite.domain", domain), attribute.String("polite.scope", "domain"))))
 	assert.EqualValues(t, s.DisallowedRequests, intSum(t, rm, "polite.requests.disallowed", attribute.NewSet(attribute.String("polite.domain", domain), attribute.String("polite.refusal", "robots.txt"))))
+	for class, want := range map[string]int64{"2xx": s.Responses[2], "4xx": s.Responses[4]} {
+		assert.EqualValues(t, want, intSum(t, rm, "polite.responses", attribute.NewSet(attribute.String("polite.domain", domain), attribute.String("polite.class", class))), class)
+	}
+	assert.EqualValues(t, 1, s.ThrottledResponses)
+	assert.EqualValues(t, s.ThrottledResponses, intSum(t, rm, "polite.throttled_responses", at))
+	assert.EqualValues(t, s.PausedTime.Seconds(), floatSum(t, rm, "polite.paused", attribute.NewSet(attribute.String("polite.domain", domain), attribute.String("polite.reason", "retry-after"))))
 	wait := floatSum(t, rm, "polite.wait", at)
-	assert.Greater(t, wait, 0.3, "two waits of about 200ms")
+	assert.Greater(t, wait, 0.45, "three waits of about 200ms")
 	assert.InDelta(t, s.TotalWaitTime.Seconds(), wait, 0.01)
 }
 

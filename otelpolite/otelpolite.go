@@ -61,12 +61,16 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 //     that waits for a fetch another started gets a span
 //     "polite.robots.wait" linked to the fetch's, which is linked back.
 //
-// The metrics are those of the Prometheus collector (package metrics),
-// named as OpenTelemetry's rules ask, which an exporter to Prometheus
-// turns back into the same names: polite.requests, polite.robots.requests,
-// polite.requests.delayed (with polite.scope), polite.requests.canceled,
-// polite.requests.disallowed, polite.wait (s) and polite.paused (s, with
-// polite.reason), each with the attribute polite.domain.
+// The metrics are the counters of the Prometheus collector (package
+// metrics), named as OpenTelemetry's rules ask, which an exporter to
+// Prometheus turns back into the same names: polite.requests,
+// polite.robots.requests, polite.requests.delayed (with polite.scope),
+// polite.requests.canceled, polite.requests.disallowed (both with
+// polite.refusal), polite.requests.failed, polite.responses (with
+// polite.class: 2xx … 5xx, other), polite.throttled_responses,
+// polite.degraded_requests, polite.wait (s) and polite.paused (s, with
+// polite.reason), each with the attribute polite.domain. The collector's
+// gauges (in flight, paused, domains) are not among them.
 func WithTracing(opts ...Option) polite.Option {
 	s := settings{}
 	for _, opt := range opts {
@@ -87,6 +91,7 @@ func WithTracing(opts ...Option) polite.Option {
 		PauseLearned: h.pauseLearned,
 		Refused:      h.refused,
 		Sent:         h.sent,
+		Answered:     h.answered,
 		RobotsFetch:  h.robotsFetch,
 		RobotsJoined: h.robotsJoined,
 	})
@@ -100,6 +105,7 @@ const (
 	attrWaitDuration  = attribute.Key("polite.wait.duration")
 	attrPauseDuration = attribute.Key("polite.pause.duration")
 	attrRefusal       = attribute.Key("polite.refusal")
+	attrClass         = attribute.Key("polite.class")
 	attrURL           = attribute.Key("url.full")
 )
 
@@ -133,8 +139,12 @@ func (h *hooks) refused(ctx context.Context, domain string, err error) {
 	h.countRefusal(ctx, domain, why)
 }
 
-func (h *hooks) sent(ctx context.Context, domain string) {
-	h.countSent(ctx, domain, ctx.Value(robotsFetchKey{}) != nil)
+func (h *hooks) sent(ctx context.Context, domain string, degraded bool) {
+	h.countSent(ctx, domain, ctx.Value(robotsFetchKey{}) != nil, degraded)
+}
+
+func (h *hooks) answered(ctx context.Context, domain string, status int, err error) {
+	h.countAnswer(ctx, domain, ctx.Value(robotsFetchKey{}) != nil, status, err)
 }
 
 // robotsFetchKey marks the context of a robots.txt fetch.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"testing"
@@ -13,6 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/polite-go/polite"
@@ -91,4 +96,38 @@ func TestRedisLimiterAndFrontier(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMetricsDegradedAndFailed: a request paced by the fallback while
+// Redis does not answer, sent to a server that is gone, counts as degraded
+// and failed, as in the Transport's stats.
+func TestMetricsDegradedAndFailed(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	gone := newServer(t, nil)
+	gone.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	nobody := ln.Addr().String()
+	ln.Close()
+	client := redis.NewClient(&redis.Options{Addr: nobody, MaxRetries: -1})
+	t.Cleanup(func() { client.Close() })
+	l, err := redislimiter.New(client, redislimiter.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	tr, err := polite.NewTransport(nil, polite.WithLimiter(l), otelpolite.WithTracing(otelpolite.WithMeterProvider(mp)))
+	require.NoError(t, err)
+
+	_, err = get(t, &http.Client{Transport: tr}, context.Background(), gone.URL+"/")
+	require.Error(t, err)
+
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	s, ok := tr.Stats("127.0.0.1")
+	require.True(t, ok)
+	at := attribute.NewSet(attribute.String("polite.domain", "127.0.0.1"))
+	assert.EqualValues(t, 1, s.DegradedRequests)
+	assert.EqualValues(t, s.DegradedRequests, intSum(t, rm, "polite.degraded_requests", at))
+	assert.EqualValues(t, 1, s.FailedRequests)
+	assert.EqualValues(t, s.FailedRequests, intSum(t, rm, "polite.requests.failed", at))
 }
