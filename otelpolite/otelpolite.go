@@ -50,7 +50,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 //     crawl-delay, retry-after, backoff, …) and polite.wait.duration (in
 //     seconds);
 //   - a pause a response asked for is an event "polite.pause" on the span
-//     in the request's context, with polite.domain, polite.reason and
+//     in the request's context (or, if it holds none, on a span
+//     "polite.pause"), with polite.domain, polite.reason and
 //     polite.pause.duration;
 //   - a request not sent gets a span "polite.refused" whose status is an
 //     error saying why, and polite.refusal: "robots.txt", "robots.txt
@@ -125,9 +126,17 @@ func (h *hooks) waited(ctx context.Context, domain, scope string, reason limiter
 	h.countWait(ctx, domain, scope, wait)
 }
 
+// pauseLearned adds the event polite.pause to the request's span or, if
+// its context holds none, to a span of its own, so that it is seen.
 func (h *hooks) pauseLearned(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
-	trace.SpanFromContext(ctx).AddEvent("polite.pause",
-		trace.WithAttributes(attrDomain.String(domain), attrReason.String(string(reason)), attrPauseDuration.Float64(pause.Seconds())))
+	attrs := trace.WithAttributes(attrDomain.String(domain), attrReason.String(string(reason)), attrPauseDuration.Float64(pause.Seconds()))
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("polite.pause", attrs)
+	} else {
+		_, span := h.tracer.Start(ctx, "polite.pause")
+		span.AddEvent("polite.pause", attrs)
+		span.End()
+	}
 	h.countPause(ctx, domain, reason, pause)
 }
 

@@ -320,3 +320,19 @@ func event(t *testing.T, spans []sdktrace.ReadOnlySpan, name string) sdktrace.Ev
 	require.Len(t, found, 1, "events named %s", name)
 	return found[0]
 }
+
+// TestPauseWithoutParent: a pause learned by a request whose context holds
+// no span is an event on a span of its own.
+func TestPauseWithoutParent(t *testing.T) {
+	tp, rec := recorder()
+	srv := newServer(t, nil)
+	client := &http.Client{Transport: orders[1].client(t, tp, polite.WithDefault(pace), otelpolite.WithTracing(otelpolite.WithTracerProvider(tp)))}
+	resp, err := get(t, client, context.Background(), srv.URL+"/busy")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+
+	span := only(t, rec.Ended(), "polite.pause")
+	assert.False(t, span.Parent().IsValid(), "a root span")
+	e := event(t, rec.Ended(), "polite.pause")
+	assert.Contains(t, e.Attributes, attribute.String("polite.reason", "retry-after"))
+}
