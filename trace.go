@@ -47,15 +47,18 @@ type Trace struct {
 	// to domain: with the response's status, or with 0 and its error.
 	Answered func(ctx context.Context, domain string, status int, err error)
 	// RobotsFetch is called when a request (whose context is ctx) needs
-	// the robots.txt at url and no fetch of it is under way. The fetch is
-	// sent with the context it returns, which must be ctx or made from it;
-	// done is called, on the fetch's goroutine, when the fetch ends: with
-	// nil when it read the file (or found none), else with why not.
-	// It is called under a lock of the robots.txt cache.
+	// the robots.txt at url and no fetch of it is under way. The fetch,
+	// which outlives the request, is sent with the context it returns,
+	// without its cancellation, instead of context.Background(): return
+	// one that holds what the fetch needs of ctx (a span), not all of ctx,
+	// whose values (an httptrace.ClientTrace) belong to the request. done
+	// is called, on the fetch's goroutine, when the fetch ends: with nil
+	// when it read the file (or found none), else with why not. It is
+	// called under a lock of the robots.txt cache.
 	RobotsFetch func(ctx context.Context, url string) (fetchCtx context.Context, done func(err error))
 	// RobotsJoined is called when a request (whose context is ctx) waits
 	// for a robots.txt fetch another request started; fetchCtx is that
-	// fetch's context, as RobotsFetch returned it.
+	// fetch's context, made from what RobotsFetch returned.
 	RobotsJoined func(ctx, fetchCtx context.Context)
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -134,4 +135,43 @@ func TestLogRobotsRefusals(t *testing.T) {
 		{"INFO", "polite: robots.txt refused a request", "example.com", host, "Disallow: /tmp"},
 		{"DEBUG", "polite: robots.txt refused a request", "example.com", host, "Disallow: /private"},
 	}, refusals)
+}
+
+// namedKey keys a value a test puts in a context.
+type namedKey string
+
+// TestRobotsFetchContext: a robots.txt fetch is sent with the context
+// RobotsFetch made from the request's, without its cancellation (the
+// request is cancelled while the file is fetched), and with none of the
+// request's values without a Trace.
+func TestRobotsFetchContext(t *testing.T) {
+	for _, withTrace := range []bool{false, true} {
+		t.Run(fmt.Sprint("trace ", withTrace), func(t *testing.T) {
+			var seen atomic.Value
+			ctx, cancel := context.WithCancel(context.WithValue(context.Background(), namedKey("request"), "request's"))
+			defer cancel()
+			base := baseFunc(func(req *http.Request) (*http.Response, error) {
+				if req.URL.Path == "/robots.txt" {
+					cancel()
+					seen.Store(fmt.Sprint(req.Context().Value(namedKey("request")), " ", req.Context().Value(namedKey("fetch")), " ", req.Context().Err()))
+				}
+				return robotsFile(200, "")(req)
+			})
+			opts := []polite.Option{polite.WithDefault(fastLimit), polite.WithRobots("testbot")}
+			if withTrace {
+				opts = append(opts, polite.WithTrace(&polite.Trace{
+					RobotsFetch: func(ctx context.Context, _ string) (context.Context, func(error)) {
+						return context.WithValue(ctx, namedKey("fetch"), "fetch's"), nil
+					},
+				}))
+			}
+			tr := newTransport(t, base, opts...)
+			_ = roundTrip(t, tr, ctx, "http://example.com/page") // cancelled while it waits for the file, or not
+			want := "<nil> <nil> <nil>"
+			if withTrace {
+				want = "request's fetch's <nil>"
+			}
+			assert.Equal(t, want, seen.Load())
+		})
+	}
 }

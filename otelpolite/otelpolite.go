@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
@@ -159,9 +160,13 @@ func (h *hooks) answered(ctx context.Context, domain string, status int, err err
 // robotsFetchKey marks the context of a robots.txt fetch.
 type robotsFetchKey struct{}
 
+// robotsFetch starts the span of a robots.txt fetch, a child of the
+// request's, and returns the fetch's context: the span and the request's
+// baggage, none of its other values.
 func (h *hooks) robotsFetch(ctx context.Context, url string) (context.Context, func(error)) {
 	ctx, span := h.tracer.Start(ctx, "polite.robots", trace.WithAttributes(attrURL.String(url)))
-	return context.WithValue(ctx, robotsFetchKey{}, true), func(err error) {
+	fetchCtx := baggage.ContextWithBaggage(trace.ContextWithSpan(context.Background(), span), baggage.FromContext(ctx))
+	return context.WithValue(fetchCtx, robotsFetchKey{}, true), func(err error) {
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
 		}

@@ -109,7 +109,8 @@ type Config struct {
 	Now  func() time.Time // the clock; time.Now in the Transport
 	// Fetching, if not nil, is called when a request whose context is ctx
 	// starts a fetch of the file at url: the fetch is sent with the
-	// context it returns, and done is called with nil when the fetch
+	// context it returns, without its cancellation, instead of
+	// context.Background(), and done is called with nil when the fetch
 	// ends with rules (a file, or none), or with why it did not.
 	Fetching func(ctx context.Context, url string) (fetchCtx context.Context, done func(error))
 	// Joined, if not nil, is called when a request whose context is ctx
@@ -154,7 +155,7 @@ type robotsEntry struct {
 // at most robotsFetchTimeout once sent.
 type robotsFetch struct {
 	done  chan struct{}   // closed when rules and err are set
-	ctx   context.Context // what the fetch is sent with: the context of the request that started it, without its cancellation
+	ctx   context.Context // what the fetch is sent with: context.Background(), or what Config.Fetching made
 	rules *robotsRules
 	err   error
 }
@@ -253,10 +254,12 @@ func (c *Cache) rules(ctx context.Context, key string, req *http.Request) (*robo
 	joined := f != nil
 	if f == nil {
 		target := req.URL.Scheme + "://" + req.URL.Host + "/robots.txt"
-		f = &robotsFetch{done: make(chan struct{}), ctx: context.WithoutCancel(ctx)}
+		f = &robotsFetch{done: make(chan struct{}), ctx: context.Background()}
 		var done func(error)
 		if c.Fetching != nil {
-			f.ctx, done = c.Fetching(f.ctx, target)
+			var fetchCtx context.Context
+			fetchCtx, done = c.Fetching(ctx, target)
+			f.ctx = context.WithoutCancel(fetchCtx)
 		}
 		e.fetch = f
 		userAgent := c.UserAgent
@@ -324,7 +327,7 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 // fetch gets and reads one robots.txt through the Transport's pacing
 // step, so that the fetch is paced, counted and listened to like any
 // request to its domain. It is cancelled by nothing but its own time
-// limit: ctx carries values (a trace) but is never cancelled. An error is
+// limit: ctx may carry values (a trace) but is never cancelled. An error is
 // returned only when the fetch says nothing about the file, as the pacing
 // refused to send it; a server or network error, or the time limit, makes
 // the file unreachable.
