@@ -175,3 +175,16 @@ func TestRobotsFetchContext(t *testing.T) {
 		})
 	}
 }
+
+// TestLogRefusal: a request not sent for another reason than robots.txt
+// is logged at Debug with its domain and why.
+func TestLogRefusal(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var calls atomic.Int64
+	tr := newTransport(t, countingBase(&calls), polite.WithDefault(everySecond), polite.WithMaxWait(time.Millisecond), polite.WithLogger(logger))
+	require.NoError(t, roundTrip(t, tr, context.Background(), "http://example.com/1"))
+	require.ErrorIs(t, roundTrip(t, tr, context.Background(), "http://example.com/2?token=secret"), limiter.ErrWaitTooLong)
+	assert.Contains(t, buf.String(), `"msg":"polite: request not sent","domain":"example.com","why":"wait too long"`)
+	assert.NotContains(t, buf.String(), "secret")
+}
