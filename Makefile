@@ -1,8 +1,7 @@
 # The README's commands. `make test` checks gofmt, then in every module of
-# go.work (the root, limiter/redislimiter, metrics, cmd/polite, benchmarks,
-# examples/colly, examples/resty, examples/retryablehttp) that go.mod is
-# tidy (.ci/tidy-diff), go vet,
-# staticcheck and the tests, as CI (.ci/run) does. A failing module does
+# go.work (the root, limiter/redislimiter, metrics, otelpolite, cmd/polite,
+# benchmarks, examples/colly, examples/resty, examples/retryablehttp) that
+# go.mod is tidy (.ci/tidy-diff), go vet, staticcheck and the tests, as CI (.ci/run) does. A failing module does
 # not stop the others; the target fails at the end, naming them.
 #
 # It needs only Go: staticcheck is fetched and built by the go command at the

@@ -340,3 +340,39 @@ func ExampleWithLoopbackExempt() {
 	// Output:
 	// sent: 5 delayed: 0
 }
+
+// A Trace hears what the Transport does for each request, as
+// net/http/httptrace hears what net/http does; package otelpolite makes
+// spans of it.
+func ExampleWithTrace() {
+	base, stop := fakeWeb()
+	defer stop()
+	trace := &polite.Trace{
+		Waited: func(_ context.Context, domain, scope string, reason limiter.Reason, wait time.Duration) {
+			fmt.Println("waited for", domain, "in its", scope, "scope, for its", reason, wait > 0)
+		},
+		Sent: func(_ context.Context, domain string, _ bool) { fmt.Println("sent to", domain) },
+		Refused: func(_ context.Context, domain string, err error) {
+			fmt.Println("not sent to", domain, "wait too long:", errors.Is(err, limiter.ErrWaitTooLong))
+		},
+	}
+	transport, err := polite.NewTransport(base,
+		polite.WithDefault(config.Limit{MinDelay: 300 * time.Millisecond}),
+		polite.WithMaxWait(time.Second),
+		polite.WithTrace(trace))
+	if err != nil {
+		log.Fatal(err)
+	}
+	client := &http.Client{Transport: transport}
+	fetch(client, "http://example.com/1")
+	fetch(client, "http://example.com/2")
+	if err := transport.SetLimit("example.com", config.Limit{MinDelay: time.Hour}); err != nil {
+		log.Fatal(err)
+	}
+	fetch(client, "http://example.com/3")
+	// Output:
+	// sent to example.com
+	// waited for example.com in its domain scope, for its min_delay true
+	// sent to example.com
+	// not sent to example.com wait too long: true
+}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -60,9 +59,22 @@ func (t *Transport) tell(ctx context.Context, d *domain, p *pace, o limiter.Obse
 		return
 	}
 	d.stats.Paused(added)
-	if t.logger.Enabled(ctx, slog.LevelDebug) {
-		t.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", d.key, "added", added, "status", o.Status, "failed", o.Failed)
+	t.trace.pauseLearned(ctx, d.key, pauseReason(p, o), added)
+}
+
+// pauseReason says what in o, an observation under the pace p, asked for
+// the pause it added, as the limiter reads it: a Retry-After, rate-limit
+// fields, a failing server, or a 429 that said nothing of when.
+func pauseReason(p *pace, o limiter.Observation) limiter.Reason {
+	switch {
+	case o.RetryAfter > 0:
+		return limiter.ReasonRetryAfter
+	case o.RateLimit > 0:
+		return limiter.ReasonRateLimit
+	case o.Failed || feedback.Struggling(p.rule.ErrorStatuses, o.Status):
+		return limiter.ReasonErrors
 	}
+	return limiter.ReasonBackoff
 }
 
 // speaks reports, cheaply, whether resp's header says anything about

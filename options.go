@@ -45,6 +45,7 @@ type options struct {
 	serverLimit    *config.Limit
 	globalLimit    *config.Limit
 	lookup         func(ctx context.Context, host string) ([]netip.Addr, error)
+	traces         []*Trace
 }
 
 // domainEntry is one domain's limit as an option gave it. It replaces the
@@ -213,8 +214,12 @@ func WithLoopbackExempt() Option {
 }
 
 // WithLogger makes the Transport log to l: at Info the limits in force when
-// it is made, at Debug each wait (domain, how long, which rule) and each
-// pause a server asks for. By default the Transport is silent.
+// it is made, at Debug each wait (domain, how long, which rule), each
+// pause a server asks for and each request not sent (domain, why). A
+// request robots.txt refuses is logged at Debug with its domain, host and
+// the rule that refused it, never its URL; the first such refusal of a
+// host by a rule is also logged at Info. By default the Transport is
+// silent.
 func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }

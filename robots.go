@@ -1,6 +1,7 @@
 package polite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -33,10 +34,16 @@ func (o *robotsOptions) check(userAgent string) error {
 }
 
 // newRobotsCache returns the robots.txt cache of t, or nil without
-// WithRobots. Its fetches go through t's pacing step (see pacer).
+// WithRobots. Its fetches go through t's pacing step (see pacer), and
+// t's Trace is told of them.
 func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscache.Cache {
 	if !o.on {
 		return nil
+	}
+	var fetching func(context.Context, string) (context.Context, func(error))
+	var joined func(ctx, fetchCtx context.Context)
+	if t.trace != nil {
+		fetching, joined = t.trace.RobotsFetch, t.trace.RobotsJoined
 	}
 	return robotscache.New(robotscache.Config{
 		Agent:         o.agent,
@@ -45,6 +52,8 @@ func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscach
 		Base:          t.base,
 		Pace:          func(base http.RoundTripper) http.RoundTripper { return pacer{t, base} },
 		Now:           time.Now,
+		Fetching:      fetching,
+		Joined:        joined,
 	})
 }
 

@@ -82,6 +82,7 @@ type Transport struct {
 	timeout        time.Duration
 	loopbackExempt bool
 	logger         *slog.Logger
+	trace          *Trace // nil without WithLogger and WithTrace
 	userAgent      string // sent with requests that carry none
 	limits         atomic.Pointer[limitSet]
 	limitsMu       sync.Mutex // held while SetLimit or SetConfig replaces limits
@@ -109,6 +110,10 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
+	traces := o.traces
+	if o.logger != nil {
+		traces = append([]*Trace{logTrace(o.logger)}, traces...)
+	}
 	o.withDefaults()
 	limits, err := newLimitSet(&o.defaultLimit, o.domains, o.serverLimit, o.globalLimit, o.keyFunc)
 	if err != nil {
@@ -122,6 +127,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		timeout:        o.timeout,
 		loopbackExempt: o.loopbackExempt,
 		logger:         o.logger,
+		trace:          joinTraces(traces),
 		userAgent:      o.userAgent,
 
 		maxPause: o.maxPause,
@@ -152,11 +158,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ctx := req.Context(); ctx.Err() != nil {
 		// Done before its turn was asked for: net/http's own error.
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, false, context.Cause(ctx))
+		return nil, t.refuse(req, d, tk, false, context.Cause(ctx))
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
-			return nil, refuse(req, d, tk, false, err)
+			return nil, t.refuse(req, d, tk, false, err)
 		}
 	}
 	return t.pace(t.base, req, d, tk, false)
@@ -170,6 +176,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // counted apart from the requests.
 func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx := req.Context()
+	t.trace.turnAsked(ctx, d.key)
 	ls := t.limits.Load()
 	p := t.currentPace(&d.pace, scopeDomain, d.key)
 	var held claims
@@ -179,19 +186,20 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	if err := t.takeSlot(ctx, d, p); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, false, err)
+		return nil, t.refuse(req, d, tk, false, err)
 	}
 	if err := held.takeSlots(ctx); err != nil {
 		held.release()
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
+		return nil, t.refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
 	w, err := t.wait(ctx, d, p, held, tk)
 	if err != nil {
 		held.end()
 		d.stats.Canceled()
-		return nil, refuse(req, d, tk, true, err)
+		return nil, t.refuse(req, d, tk, true, err)
 	}
+	t.trace.waited(ctx, d.key, w)
 	tk.Claimed()
 	held.sent(w.sent)
 	if robots {
@@ -215,11 +223,14 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)
 		req = req.WithContext(sendCtx)
 	}
+	t.trace.sent(ctx, d.key, w.degraded)
 	resp, err := t.send(base, req, &fl)
 	if err != nil {
+		t.trace.answered(ctx, d.key, 0, err)
 		t.observeFailure(ctx, d, err, w.sent)
 		return nil, err
 	}
+	t.trace.answered(ctx, d.key, resp.StatusCode, nil)
 	if !robots {
 		d.stats.Response(resp.StatusCode)
 	}
@@ -304,7 +315,6 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 		w := waited{sent: res.Start, wait: res.Wait, degraded: res.Degraded}
 		if res.Wait > 0 {
 			w.scope, w.reason = scopeDomain, res.Reason
-			t.logWait(ctx, d, w)
 		}
 		if w.sent.IsZero() {
 			w.sent = time.Now()
@@ -332,17 +342,7 @@ func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held cla
 		}
 		return w, t.waitError(ctx, d, wait, err)
 	}
-	if w.wait > 0 {
-		t.logWait(ctx, d, w)
-	}
 	return w, nil
-}
-
-// logWait logs, at Debug, that a request to d waited.
-func (t *Transport) logWait(ctx context.Context, d *domain, w waited) {
-	if t.logger.Enabled(ctx, slog.LevelDebug) {
-		t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", w.wait, "scope", w.scope, "rule", w.reason)
-	}
 }
 
 // waitError is the error of a failed wait under ctx for a request to d,
@@ -362,8 +362,9 @@ func (t *Transport) waitError(ctx context.Context, d *domain, wait time.Duration
 
 // refuse ends a request that will not be sent: it gives back its slot
 // (if it holds one) and its claim on d, closes its body, ends its ticket,
-// and returns err.
-func refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
+// tells the Trace, and returns err.
+func (t *Transport) refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
+	t.trace.refused(req.Context(), d.key, err)
 	if holdsSlot {
 		d.places.give()
 	}

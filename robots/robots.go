@@ -575,28 +575,40 @@ func sameGroups(a, b []member) bool {
 // with no '%', '*', '$', octet outside printable ASCII or dot segment, as
 // most URIs net/http sends are.
 func (r *Robots) Allowed(agent, uri string) bool {
-	return r.allowed(agent, uri, nil)
-}
-
-// allowed is Allowed; if steps is not nil, it is increased by the work done
-// in matching (see match).
-func (r *Robots) allowed(agent, uri string, steps *int) bool {
-	path, set := requestPath(uri)
-	if r == nil || path == "/robots.txt" {
-		return true
-	}
-	tokens, names := r.readings(agent)
-	allow := r.allowedBy(tokens, path, set, steps)
-	if allow && !sameGroups(tokens, names) {
-		allow = r.allowedBy(names, path, set, steps)
-	}
+	allow, _ := r.allowed(agent, uri, nil)
 	return allow
 }
 
+// Match reports what Allowed reports, and the path pattern of the rule
+// that decided it, in the form the rules are kept in: "/private" for
+// "Disallow: /private". The pattern is "" when no rule matches uri, which
+// is then allowed.
+func (r *Robots) Match(agent, uri string) (allowed bool, pattern string) {
+	return r.allowed(agent, uri, nil)
+}
+
+// allowed is Match; if steps is not nil, it is increased by the work done
+// in matching (see match).
+func (r *Robots) allowed(agent, uri string, steps *int) (bool, string) {
+	path, set := requestPath(uri)
+	if r == nil || path == "/robots.txt" {
+		return true, ""
+	}
+	tokens, names := r.readings(agent)
+	allow, pattern := r.allowedBy(tokens, path, set, steps)
+	if allow && !sameGroups(tokens, names) {
+		if byName, namePattern := r.allowedBy(names, path, set, steps); !byName {
+			return false, namePattern
+		}
+	}
+	return allow, pattern
+}
+
 // allowedBy reports whether the groups of members allow path, whose
-// byteSet is set.
-func (r *Robots) allowedBy(members []member, path string, set uint64, steps *int) bool {
-	best, allow := -1, true
+// byteSet is set, and the pattern of the rule that decides it ("" if
+// none does).
+func (r *Robots) allowedBy(members []member, path string, set uint64, steps *int) (bool, string) {
+	best, allow, decided := -1, true, ""
 	for _, m := range members {
 		g := r.groups[m.group]
 		rules := r.rules[g.lo:g.hi]
@@ -617,12 +629,12 @@ func (r *Robots) allowedBy(members []member, path string, set uint64, steps *int
 				continue // the last octet of the prefix is the quickest to tell
 			}
 			if match(pat, path, steps) {
-				best, allow = int(x.n), x.allow
+				best, allow, decided = int(x.n), x.allow, pat
 				break // the rules after it are shorter, or Disallows as long
 			}
 		}
 	}
-	return allow
+	return allow, decided
 }
 
 // CrawlDelay returns the Crawl-delay that the file asks of agent, and

@@ -244,3 +244,30 @@ func TestNil(t *testing.T) {
 	assert.Nil(t, r.Sitemaps())
 	assert.True(t, robots.Parse(nil).Allowed("a", "/x"))
 }
+
+// TestMatchNamesTheDecidingRule: Match agrees with Allowed and names the
+// pattern of the rule that decided, in both readings of the User-agent
+// lines.
+func TestMatchNamesTheDecidingRule(t *testing.T) {
+	const file = "User-agent: *\nDisallow: /private\nAllow: /private/open\n\nUser-agent: MJ12bot\nDisallow: /mj\n"
+	tests := []struct {
+		name, agent, uri string
+		allowed          bool
+		pattern          string
+	}{
+		{"a Disallow", "bot", "/private/x?q=secret", false, "/private"},
+		{"a longer Allow", "bot", "/private/open/1", true, "/private/open"},
+		{"no rule", "bot", "/public", true, ""},
+		{"the whole-name reading", "MJ12bot", "/mj/1", false, "/mj"},
+		{"robots.txt itself", "bot", "/robots.txt", true, ""},
+	}
+	r := robots.Parse([]byte(file))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			allowed, pattern := r.Match(tt.agent, tt.uri)
+			assert.Equal(t, tt.allowed, allowed)
+			assert.Equal(t, tt.pattern, pattern)
+			assert.Equal(t, r.Allowed(tt.agent, tt.uri), allowed)
+		})
+	}
+}

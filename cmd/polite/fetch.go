@@ -383,9 +383,11 @@ func (p *fetchPlan) newTransport(stderr io.Writer) (*polite.Transport, func() er
 	var extra []polite.Option
 	release := func() error { return nil }
 	if p.redisOptions != nil {
-		redisLogger := logger // Redis going away and coming back is worth a line even without -v
+		// Redis going away (Warn) and coming back (Info) are each worth a
+		// line even without -v; go-redis's own lines (Debug) are not.
+		redisLogger := logger
 		if !p.verbose {
-			redisLogger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			redisLogger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 		}
 		lim, err := sharedLimiter(p.redisOptions, redisLogger)
 		if err != nil {

@@ -63,7 +63,30 @@ var ErrUnreachable = errors.New("polite: robots.txt unreachable")
 type UnreachableError struct {
 	msg     string
 	RetryAt time.Time // when the file is fetched again
+	Host    string    // scheme, host and port, as Result.Host
 }
+
+// RefusedBy returns the host whose robots.txt refused the request and the
+// rule it applied: every path is disallowed.
+func (e *UnreachableError) RefusedBy() (host, rule string) { return e.Host, unreachableRule }
+
+// DisallowedError is the error for a request its host's robots.txt
+// forbids: it matches ErrDisallowed.
+type DisallowedError struct {
+	msg  string // names the request, its URL redacted, and the rule
+	Host string // scheme, host and port, as Result.Host
+	Rule string // the rule that refused the request: "Disallow: /private"
+}
+
+// Error names the request refused and the rule that refused it.
+func (e *DisallowedError) Error() string { return e.msg }
+
+// Is reports whether target is ErrDisallowed.
+func (e *DisallowedError) Is(target error) bool { return target == ErrDisallowed }
+
+// RefusedBy returns the host whose robots.txt refused the request and the
+// rule that did.
+func (e *DisallowedError) RefusedBy() (host, rule string) { return e.Host, e.Rule }
 
 // Error names the request refused and why its robots.txt was not fetched.
 func (e *UnreachableError) Error() string { return e.msg }
@@ -84,6 +107,15 @@ type Config struct {
 	// request to its domain. The fetches go through it.
 	Pace func(base http.RoundTripper) http.RoundTripper
 	Now  func() time.Time // the clock; time.Now in the Transport
+	// Fetching, if not nil, is called when a request whose context is ctx
+	// starts a fetch of the file at url: the fetch is sent with the
+	// context it returns, without its cancellation, instead of
+	// context.Background(), and done is called with nil when the fetch
+	// ends with rules (a file, or none), or with why it did not.
+	Fetching func(ctx context.Context, url string) (fetchCtx context.Context, done func(error))
+	// Joined, if not nil, is called when a request whose context is ctx
+	// waits for a fetch another request started; fetchCtx is the fetch's.
+	Joined func(ctx, fetchCtx context.Context)
 }
 
 // Result is what a host's robots.txt says of one request.
@@ -122,7 +154,8 @@ type robotsEntry struct {
 // waits for it. Its waiters may give up; it goes on for the next ones, for
 // at most robotsFetchTimeout once sent.
 type robotsFetch struct {
-	done  chan struct{} // closed when rules and err are set
+	done  chan struct{}   // closed when rules and err are set
+	ctx   context.Context // what the fetch is sent with: context.Background(), or what Config.Fetching made
 	rules *robotsRules
 	err   error
 }
@@ -136,9 +169,22 @@ type robotsRules struct {
 	size        int64          // the bytes file holds at most: 4 per byte of body parsed
 }
 
-func (r *robotsRules) allows(agent, uri string) bool {
-	return r.unreachable == "" && r.file.Allowed(agent, uri)
+// match reports whether the rules allow agent to fetch uri and, if not,
+// the rule that refuses it.
+func (r *robotsRules) match(agent, uri string) (allowed bool, rule string) {
+	if r.unreachable != "" {
+		return false, unreachableRule
+	}
+	allowed, pattern := r.file.Match(agent, uri)
+	if allowed {
+		return true, ""
+	}
+	return false, "Disallow: " + pattern
 }
+
+// unreachableRule is the Rule of a request refused because its host's
+// robots.txt could not be fetched.
+const unreachableRule = "Disallow: / (robots.txt unreachable)"
 
 // New returns an empty Cache.
 func New(c Config) *Cache {
@@ -153,7 +199,8 @@ func New(c Config) *Cache {
 // Check says whether the robots.txt of req's host allows req, fetching the
 // file first if it is not known or has expired, and what the file's
 // Crawl-delay is. A request the file forbids gets an error wrapping
-// ErrDisallowed, with the Result. If ctx ends while req waits for the
+// ErrDisallowed (a *DisallowedError or an *UnreachableError), with the
+// Result. If ctx ends while req waits for the
 // file, Check returns ctx.Err(), and the fetch goes on for the next
 // requests. An error that wraps neither says the file could not be asked
 // for at all (the pacing refused the fetch).
@@ -172,14 +219,16 @@ func (c *Cache) Check(ctx context.Context, req *http.Request) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Host: host, CrawlDelay: rules.crawlDelay}
+	allowed, rule := rules.match(c.Agent, uri)
 	switch {
-	case rules.allows(c.Agent, uri):
+	case allowed:
 		return res, nil
 	case rules.unreachable != "":
 		msg := fmt.Sprintf("%v: %s %s: %s", ErrDisallowed, req.Method, u.Redacted(), rules.unreachable)
-		return res, &UnreachableError{msg: msg, RetryAt: rules.retryAt}
+		return res, &UnreachableError{msg: msg, RetryAt: rules.retryAt, Host: host}
 	}
-	return res, fmt.Errorf("%w: %s %s", ErrDisallowed, req.Method, u.Redacted())
+	msg := fmt.Sprintf("%v: %s %s (%s)", ErrDisallowed, req.Method, u.Redacted(), rule)
+	return res, &DisallowedError{msg: msg, Host: host, Rule: rule}
 }
 
 // rules returns the robots.txt rules of req's host, whose robotsKey is
@@ -202,17 +251,28 @@ func (c *Cache) rules(ctx context.Context, key string, req *http.Request) (*robo
 		return rules, nil
 	}
 	f := e.fetch
+	joined := f != nil
 	if f == nil {
-		f = &robotsFetch{done: make(chan struct{})}
+		target := req.URL.Scheme + "://" + req.URL.Host + "/robots.txt"
+		f = &robotsFetch{done: make(chan struct{}), ctx: context.Background()}
+		var done func(error)
+		if c.Fetching != nil {
+			var fetchCtx context.Context
+			fetchCtx, done = c.Fetching(ctx, target)
+			f.ctx = context.WithoutCancel(fetchCtx)
+		}
 		e.fetch = f
 		userAgent := c.UserAgent
 		if userAgent == "" {
 			userAgent = req.Header.Get("User-Agent")
 		}
-		go c.run(f, e, key, req.URL.Scheme+"://"+req.URL.Host+"/robots.txt", userAgent)
+		go c.run(f, e, key, target, userAgent, done)
 	}
 	c.trimLocked()
 	c.mu.Unlock()
+	if joined && c.Joined != nil {
+		c.Joined(ctx, f.ctx)
+	}
 
 	select {
 	case <-f.done:
@@ -225,10 +285,20 @@ func (c *Cache) rules(ctx context.Context, key string, req *http.Request) (*robo
 	}
 }
 
-// run fetches target for e, cached under key, and hands the result to f's
-// waiters.
-func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent string) {
-	rules, err := c.fetch(target, userAgent)
+// run fetches target for e, cached under key, hands the result to f's
+// waiters and, if done is not nil, tells it how the fetch ended.
+func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent string, done func(error)) {
+	rules, err := c.fetch(f.ctx, target, userAgent)
+	if done != nil {
+		switch {
+		case err != nil:
+			done(err)
+		case rules.unreachable != "":
+			done(errors.New(rules.unreachable))
+		default:
+			done(nil)
+		}
+	}
 	now := c.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -257,10 +327,11 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 // fetch gets and reads one robots.txt through the Transport's pacing
 // step, so that the fetch is paced, counted and observed like any
 // request to its domain. It is cancelled by nothing but its own time
-// limit. An error is returned only when the fetch says nothing about the
-// file, as the pacing refused to send it; a server or network error, or
-// the time limit, makes the file unreachable.
-func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
+// limit: ctx may carry values (a trace) but is never cancelled. An error is
+// returned only when the fetch says nothing about the file, as the pacing
+// refused to send it; a server or network error, or the time limit, makes
+// the file unreachable.
+func (c *Cache) fetch(ctx context.Context, target, userAgent string) (*robotsRules, error) {
 	s := &robotsSender{base: c.Base, now: c.Now, left: c.timeout}
 	client := &http.Client{
 		Transport: asking{s, c.Pace(s)},
@@ -271,7 +342,7 @@ func (c *Cache) fetch(target, userAgent string) (*robotsRules, error) {
 			return nil
 		},
 	}
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, target, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, err
 	}

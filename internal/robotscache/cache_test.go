@@ -234,13 +234,15 @@ func FuzzCheck(f *testing.F) {
 	f.Add("User-agent: *\nCrawl-delay: 99999999999\nDisallow: /private\n", "/public/%2e%2e/private/x")
 	f.Fuzz(func(t *testing.T, body, uri string) {
 		c := newCache(&robotsServer{body: body})
-		rules, err := c.fetch("http://example.com/robots.txt", "")
+		rules, err := c.fetch(context.Background(), "http://example.com/robots.txt", "")
 		require.NoError(t, err)
 		require.Empty(t, rules.unreachable)
 		assert.GreaterOrEqual(t, rules.crawlDelay, time.Duration(0))
 		assert.LessOrEqual(t, rules.crawlDelay, DefaultMaxCrawlDelay)
 		assert.LessOrEqual(t, rules.size, int64(4*maxRobotsSize))
-		rules.allows("testbot", uri)
+		if allowed, rule := rules.match("testbot", uri); allowed != (rule == "") {
+			t.Errorf("allowed %v with rule %q", allowed, rule)
+		}
 	})
 }
 

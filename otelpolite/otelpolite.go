@@ -1,0 +1,211 @@
+// Package otelpolite shows polite's pacing in OpenTelemetry traces and metrics.
+package otelpolite
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/polite-go/polite"
+	"github.com/polite-go/polite/limiter"
+)
+
+// scope names the instrumentation: the tracer's and the meter's.
+const scope = "github.com/polite-go/polite/otelpolite"
+
+// Option configures WithTracing.
+type Option func(*settings)
+
+type settings struct {
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+}
+
+// WithTracerProvider sets the provider of the spans; the global one
+// (otel.GetTracerProvider) by default, or if tp is nil.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(s *settings) { s.tracerProvider = tp }
+}
+
+// WithMeterProvider sets the provider of the metrics; the global one
+// (otel.GetMeterProvider) by default, or if mp is nil.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(s *settings) { s.meterProvider = mp }
+}
+
+// WithTracing makes a Transport show its pacing in traces and metrics,
+// through a polite.Trace. Every span it makes is a child of the span in
+// the request's context, so it works whichever way the Transport and
+// otelhttp wrap each other:
+//
+//   - a request that waited for its turn gets a span "polite.wait", as
+//     long as the wait, with the attributes polite.domain, polite.scope
+//     (domain, server or global), polite.reason (rate, min_delay, quota,
+//     crawl-delay, retry-after, backoff, …) and polite.wait.duration (in
+//     seconds);
+//   - a pause a response asked for is an event "polite.pause" on the span
+//     in the request's context (or, if it holds none, on a span
+//     "polite.pause"), with polite.domain, polite.reason and
+//     polite.pause.duration;
+//   - a request not sent gets a span "polite.refused" whose status is an
+//     error saying why, and polite.refusal: "robots.txt", "robots.txt
+//     unreachable", "wait too long", "deadline", "canceled" or "error";
+//   - a robots.txt fetch is a span "polite.robots", a child of the span
+//     of the request that caused it, and the HTTP span of the fetch, if
+//     the Transport's base is instrumented, is a child of it; a request
+//     that waits for a fetch another started gets a span
+//     "polite.robots.wait" linked to the fetch's, which is linked back.
+//
+// The metrics are the counters of the Prometheus collector (package
+// metrics), named as OpenTelemetry's rules ask, which an exporter to
+// Prometheus turns back into the same names: polite.requests,
+// polite.robots.requests, polite.requests.delayed (with polite.scope),
+// polite.requests.canceled, polite.requests.disallowed (both with
+// polite.refusal), polite.requests.failed, polite.responses (with
+// polite.class: 2xx … 5xx, other), polite.throttled_responses,
+// polite.degraded_requests, polite.wait (s) and polite.paused (s, with
+// polite.reason), each with the attribute polite.domain. The collector's
+// gauges (in flight, paused, domains) are not among them.
+func WithTracing(opts ...Option) polite.Option {
+	s := settings{}
+	for _, opt := range opts {
+		opt(&s)
+	}
+	if s.tracerProvider == nil {
+		s.tracerProvider = otel.GetTracerProvider()
+	}
+	if s.meterProvider == nil {
+		s.meterProvider = otel.GetMeterProvider()
+	}
+	h := &hooks{
+		tracer:      s.tracerProvider.Tracer(scope),
+		instruments: newInstruments(s.meterProvider.Meter(scope)),
+	}
+	return polite.WithTrace(&polite.Trace{
+		Waited:       h.waited,
+		PauseLearned: h.pauseLearned,
+		Refused:      h.refused,
+		Sent:         h.sent,
+		Answered:     h.answered,
+		RobotsFetch:  h.robotsFetch,
+		RobotsJoined: h.robotsJoined,
+	})
+}
+
+// The attributes of the spans, events and metrics.
+const (
+	attrDomain        = attribute.Key("polite.domain")
+	attrScope         = attribute.Key("polite.scope")
+	attrReason        = attribute.Key("polite.reason")
+	attrWaitDuration  = attribute.Key("polite.wait.duration")
+	attrPauseDuration = attribute.Key("polite.pause.duration")
+	attrRefusal       = attribute.Key("polite.refusal")
+	attrClass         = attribute.Key("polite.class")
+	attrURL           = attribute.Key("url.full")
+)
+
+// hooks makes the spans and metrics of one Transport. It is safe for
+// concurrent use.
+type hooks struct {
+	tracer trace.Tracer
+	*instruments
+}
+
+func (h *hooks) waited(ctx context.Context, domain, scope string, reason limiter.Reason, wait time.Duration) {
+	end := time.Now()
+	_, span := h.tracer.Start(ctx, "polite.wait",
+		trace.WithTimestamp(end.Add(-wait)),
+		trace.WithAttributes(attrDomain.String(domain), attrScope.String(scope), attrReason.String(string(reason)), attrWaitDuration.Float64(wait.Seconds())))
+	span.End(trace.WithTimestamp(end))
+	h.countWait(ctx, domain, scope, wait)
+}
+
+// pauseLearned adds the event polite.pause to the request's span or, if
+// its context holds none, to a span of its own, so that it is seen.
+func (h *hooks) pauseLearned(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
+	attrs := trace.WithAttributes(attrDomain.String(domain), attrReason.String(string(reason)), attrPauseDuration.Float64(pause.Seconds()))
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("polite.pause", attrs)
+	} else {
+		_, span := h.tracer.Start(ctx, "polite.pause")
+		span.AddEvent("polite.pause", attrs)
+		span.End()
+	}
+	h.countPause(ctx, domain, reason, pause)
+}
+
+func (h *hooks) refused(ctx context.Context, domain string, err error) {
+	why := refusal(err)
+	_, span := h.tracer.Start(ctx, "polite.refused", trace.WithAttributes(attrDomain.String(domain), attrRefusal.String(why)))
+	span.SetStatus(codes.Error, describe(err))
+	span.End()
+	h.countRefusal(ctx, domain, why)
+}
+
+func (h *hooks) sent(ctx context.Context, domain string, degraded bool) {
+	h.countSent(ctx, domain, ctx.Value(robotsFetchKey{}) != nil, degraded)
+}
+
+func (h *hooks) answered(ctx context.Context, domain string, status int, err error) {
+	h.countAnswer(ctx, domain, ctx.Value(robotsFetchKey{}) != nil, status, err)
+}
+
+// robotsFetchKey marks the context of a robots.txt fetch.
+type robotsFetchKey struct{}
+
+// robotsFetch starts the span of a robots.txt fetch, a child of the
+// request's, and returns the fetch's context: the span and the request's
+// baggage, none of its other values.
+func (h *hooks) robotsFetch(ctx context.Context, url string) (context.Context, func(error)) {
+	ctx, span := h.tracer.Start(ctx, "polite.robots", trace.WithAttributes(attrURL.String(url)))
+	fetchCtx := baggage.ContextWithBaggage(trace.ContextWithSpan(context.Background(), span), baggage.FromContext(ctx))
+	return context.WithValue(fetchCtx, robotsFetchKey{}, true), func(err error) {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
+func (h *hooks) robotsJoined(ctx, fetchCtx context.Context) {
+	fetch := trace.SpanFromContext(fetchCtx)
+	_, span := h.tracer.Start(ctx, "polite.robots.wait", trace.WithLinks(trace.Link{SpanContext: fetch.SpanContext()}))
+	fetch.AddLink(trace.Link{SpanContext: span.SpanContext()})
+	span.End()
+}
+
+// refusal says in a few words why a request with error err was not sent.
+func refusal(err error) string {
+	switch {
+	case errors.Is(err, polite.ErrRobotsUnreachable):
+		return "robots.txt unreachable"
+	case errors.Is(err, polite.ErrDisallowed):
+		return "robots.txt"
+	case errors.Is(err, limiter.ErrWaitTooLong):
+		return "wait too long"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "deadline"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
+}
+
+// describe is the status description of a request not sent for err: for
+// robots.txt, the rule that refused it, not the URL, whose query may hold
+// a secret.
+func describe(err error) string {
+	var robots interface{ RefusedBy() (host, rule string) }
+	if errors.As(err, &robots) {
+		host, rule := robots.RefusedBy()
+		return "disallowed by the robots.txt of " + host + ": " + rule
+	}
+	return err.Error()
+}
