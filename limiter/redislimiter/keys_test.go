@@ -110,7 +110,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 
 	// The check is real: keys of two domains in one script are refused.
 	keys := append(l.keys("one.example"), l.keys("two.example")...)
-	_, err = l.run(ctx, l.scripts.reserve, keys, append(ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 1), "report"))
+	_, err = l.run(ctx, &l.scripts.reserve, keys, append(ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 1), "report"))
 	require.ErrorContains(t, err, "CROSSSLOT")
 }
 

@@ -21,8 +21,8 @@ import (
 func scriptsLoaded(t *testing.T, l *Limiter, client *redis.Client) bool {
 	t.Helper()
 	var hashes []string
-	for _, s := range []*redis.Script{l.scripts.reserve, l.scripts.cancel, l.scripts.pause, l.scripts.confirm} {
-		hashes = append(hashes, s.Hash())
+	for _, s := range l.scripts.all() {
+		hashes = append(hashes, s.eval.Hash())
 	}
 	exist, err := client.ScriptExists(context.Background(), hashes...).Result()
 	if err != nil {

@@ -24,7 +24,7 @@
 -- horizon, defined before this script, is the longest wait: a reservation
 -- that would wait longer is refused whatever the longest acceptable wait,
 -- and a report says horizon.
-local rule, extra = read_rule()
+local rule, extra = read_rule(ARGV)
 local report = ARGV[extra] == 'report'
 local sample, max_wait, not_before, last_start = 0, 0, 0, nil
 if report then
@@ -35,7 +35,7 @@ elseif ARGV[extra] then
 end
 
 local now = clock()
-local s, found = load_state(KEYS[1])
+local s, found = load_state(KEYS)
 trim(s, rule, now)
 local counted = last_start and not found
 if counted then
@@ -54,7 +54,7 @@ if report then
   local out = {math.min(start - now, horizon), reason, math.max(0, s.paused_until - now)}
   for _, q in ipairs(rule.quotas) do
     local remaining, next_free = q.requests, 0
-    for _, v in ipairs(redis.call('LRANGE', history, -q.requests, -1)) do
+    for _, v in ipairs(redis.call('LRANGE', s.history, -q.requests, -1)) do
       local ends = tonumber(v) + q.window
       if ends > now then
         if remaining == q.requests then
@@ -66,7 +66,7 @@ if report then
     out[#out + 1], out[#out + 2] = remaining, next_free
   end
   if s.list_made then
-    redis.call('DEL', history) -- made for the last start, which a report does not keep
+    redis.call('DEL', s.history) -- made for the last start, which a report does not keep
   end
   return out
 end

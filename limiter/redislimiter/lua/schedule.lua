@@ -7,9 +7,6 @@ local function list_time(t)
   return string.format('%.0f', t)
 end
 
--- history is the key of the history of starts: KEYS[2], nil for a probe.
-local history = KEYS[2]
-
 -- history_window returns the longest window the history keeps at now:
 -- the rule's, or a longer one that a worker whose rule has it used within
 -- that window, so that during a rolling deploy of a quota change every
@@ -25,6 +22,7 @@ end
 -- now.
 local function trim(s, rule, now)
   local window = history_window(s, rule, now)
+  local history = s.history
   if not history or window == 0 then
     return
   end
@@ -39,6 +37,7 @@ end
 -- quota counts it. A history it makes has no expiry yet: it sets
 -- s.list_made.
 local function add_start(s, t)
+  local history = s.history
   if not history or s.window == 0 then
     return
   end
@@ -58,21 +57,21 @@ local function add_start(s, t)
 end
 
 -- remove_start deletes one start t from the history.
-local function remove_start(t)
-  if history then
-    redis.call('LREM', history, -1, list_time(t))
+local function remove_start(s, t)
+  if s.history then
+    redis.call('LREM', s.history, -1, list_time(t))
   end
 end
 
 -- fits_quotas reports whether the starts, with the one planned at at
 -- moved to now, fit every quota: no window holds more starts than its
 -- quota allows.
-local function fits_quotas(rule, at, now)
+local function fits_quotas(s, rule, at, now)
   if #rule.quotas == 0 then
     return true
   end
   local moved, found = {}, false
-  for _, v in ipairs(redis.call('LRANGE', history, 0, -1)) do
+  for _, v in ipairs(redis.call('LRANGE', s.history, 0, -1)) do
     local t = tonumber(v)
     if t == at and not found then
       found = true
@@ -112,10 +111,10 @@ local function earliest(s, rule, now, sample, not_before)
   later(not_before, 'queue')
   later(s.paused_until, 'pause')
   if #rule.quotas > 0 then
-    local n = redis.call('LLEN', history)
+    local n = redis.call('LLEN', s.history)
     for _, q in ipairs(rule.quotas) do
       if n >= q.requests then
-        later(tonumber(redis.call('LINDEX', history, n - q.requests)) + q.window, 'quota')
+        later(tonumber(redis.call('LINDEX', s.history, n - q.requests)) + q.window, 'quota')
       end
     end
   end
@@ -239,7 +238,7 @@ end
 local function cancel(s, rule, serial, at)
   local i = find(s, serial)
   if not i then
-    remove_start(at)
+    remove_start(s, at)
     return
   end
   local turn = s.turns[i]
@@ -247,7 +246,7 @@ local function cancel(s, rule, serial, at)
     return
   end
   turn.cancelled = true
-  remove_start(turn.at)
+  remove_start(s, turn.at)
   local j = #s.turns
   while j > 0 and s.turns[j].cancelled do
     j = j - 1
@@ -281,7 +280,7 @@ local function quiet(s, rule)
   if rule.rate > 0 then
     q = math.max(q, full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q)
   end
-  local last = s.window > 0 and redis.call('LINDEX', history, -1)
+  local last = s.window > 0 and redis.call('LINDEX', s.history, -1)
   if last then
     q = math.max(q, tonumber(last) + s.window)
   end
@@ -294,10 +293,11 @@ local function save(s, rule, now)
   s.quiet_at = quiet(s, rule)
   local ttl
   s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
-  save_state(KEYS[1], s)
+  save_state(s)
   if ttl then
-    for i = 1, #KEYS do
-      redis.call('PEXPIRE', KEYS[i], ttl)
+    redis.call('PEXPIRE', s.key, ttl)
+    if s.history then
+      redis.call('PEXPIRE', s.history, ttl)
     end
   end
 end

@@ -30,12 +30,15 @@
 -- are floats. The history, a list, holds the starts, planned or made, that
 -- the longest window still holds, oldest first.
 
--- load_state returns the state in the hash key as a table, and whether
--- there is one. A domain without one is as a fresh one: not paused,
--- quiet, numbered 0, without an expiry.
-local function load_state(key)
-  local s = {paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0, window_until = 0}
-  local raw = redis.call('HGET', key, 's')
+-- load_state returns the state of the domain whose keys are keys (its
+-- state hash, then the history of its starts, nil for a probe) as a
+-- table, and whether there is one. A domain without one is as a fresh
+-- one: not paused, quiet, numbered 0, without an expiry. The table holds
+-- the keys too, as key and history.
+local function load_state(keys)
+  local s = {key = keys[1], history = keys[2], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0,
+    window_until = 0}
+  local raw = redis.call('HGET', s.key, 's')
   if not raw then
     return s, false
   end
@@ -46,23 +49,23 @@ local function load_state(key)
   return s, true
 end
 
--- save_state writes s, in load_state's order, to the hash key.
-local function save_state(key, s)
-  redis.call('HSET', key, 's', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, '',
+-- save_state writes s, in load_state's order, to its hash.
+local function save_state(s)
+  redis.call('HSET', s.key, 's', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, '',
     s.expires_at, nil, nil, nil, nil, nil, s.epoch, s.sent, s.sent_tokens, s.turns, s.made, s.window, s.window_until))
 end
 
--- read_rule returns the rule at the start of ARGV: rate, burst,
--- min_delay, jitter, the number of quotas, then each quota's requests and
--- window; and the index in ARGV of the first argument after it. Each
--- duration is cut to twice horizon, so that every time stays an exact
--- integer well within an int64.
-local function read_rule()
-  local rule = {rate = tonumber(ARGV[1]), burst = tonumber(ARGV[2]), min_delay = math.min(tonumber(ARGV[3]), 2 * horizon),
-    jitter = math.min(tonumber(ARGV[4]), 2 * horizon), quotas = {}, longest = 0}
-  local count = tonumber(ARGV[5])
+-- read_rule returns the rule at the start of argv, a script's arguments:
+-- rate, burst, min_delay, jitter, the number of quotas, then each quota's
+-- requests and window; and the index in argv of the first argument after
+-- it. Each duration is cut to twice horizon, so that every time stays an
+-- exact integer well within an int64.
+local function read_rule(argv)
+  local rule = {rate = tonumber(argv[1]), burst = tonumber(argv[2]), min_delay = math.min(tonumber(argv[3]), 2 * horizon),
+    jitter = math.min(tonumber(argv[4]), 2 * horizon), quotas = {}, longest = 0}
+  local count = tonumber(argv[5])
   for i = 1, count do
-    local q = {requests = tonumber(ARGV[4 + 2 * i]), window = math.min(tonumber(ARGV[5 + 2 * i]), 2 * horizon)}
+    local q = {requests = tonumber(argv[4 + 2 * i]), window = math.min(tonumber(argv[5 + 2 * i]), 2 * horizon)}
     rule.quotas[i], rule.longest = q, math.max(rule.longest, q.window)
   end
   return rule, 6 + 2 * count
