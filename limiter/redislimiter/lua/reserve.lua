@@ -94,4 +94,4 @@ if start == now then
 end
 keep(s, turn, now)
 save(s, rule, now)
-return {1, turn.at - now, reason, turn.serial, turn.at, s.epoch}
+return {1, turn[AT] - now, reason, turn[SERIAL], turn[AT], s.epoch}

@@ -158,7 +158,7 @@ end
 -- the plan before it.
 local function claim(s, rule, t)
   s.serial = (s.serial + 1) % 4294967296
-  local turn = {serial = s.serial, at = t, tokens = s.tokens, tokens_at = s.tokens_at, latest = s.latest}
+  local turn = {[SERIAL] = s.serial, [AT] = t, [TOKENS] = s.tokens, [TOKENS_AT] = s.tokens_at, [LATEST] = s.latest}
   plan_start(s, rule, t)
   return turn
 end
@@ -183,37 +183,41 @@ end
 
 -- begin_turn notes that turn's request starts at now.
 local function begin_turn(s, rule, turn, now)
-  turn.started, turn.sent, turn.sent_tokens, turn.at = true, s.sent, s.sent_tokens, now
+  turn[STARTED], turn[SENT], turn[SENT_TOKENS], turn[AT] = true, s.sent, s.sent_tokens, now
   note_start(s, rule, now)
-  turn.made = s.made
+  turn[MADE] = s.made
 end
 
 -- keep adds turn, the latest, claimed at now, to the turns a cancel may
 -- give back. It forgets the turns that no cancel can give back any more:
 -- those a started turn follows, and those whose time has come.
 local function keep(s, turn, now)
+  local turns = s.turns
   local first = 1
-  for j = #s.turns, 1, -1 do
-    if s.turns[j].started then
+  for j = #turns, 1, -1 do
+    if turns[j][STARTED] then
       first = j + 1
       break
     end
   end
-  while first <= #s.turns and s.turns[first].at <= now do
+  while first <= #turns and turns[first][AT] <= now do
     first = first + 1
   end
-  local kept = {}
-  for j = first, #s.turns do
-    kept[#kept + 1] = s.turns[j]
+  local kept = 0
+  for j = first, #turns do
+    kept = kept + 1
+    turns[kept] = turns[j]
   end
-  kept[#kept + 1] = turn
-  s.turns = kept
+  for j = #turns, kept + 1, -1 do
+    turns[j] = nil
+  end
+  turns[kept + 1] = turn
 end
 
 -- find returns the index in s.turns of the turn numbered serial, or nil.
 local function find(s, serial)
   for j = #s.turns, 1, -1 do
-    if s.turns[j].serial == serial then
+    if s.turns[j][SERIAL] == serial then
       return j
     end
   end
@@ -242,22 +246,22 @@ local function cancel(s, rule, serial, at)
     return
   end
   local turn = s.turns[i]
-  if turn.cancelled then
+  if turn[CANCELLED] then
     return
   end
-  turn.cancelled = true
-  remove_start(s, turn.at)
+  turn[CANCELLED] = true
+  remove_start(s, turn[AT])
   local j = #s.turns
-  while j > 0 and s.turns[j].cancelled do
+  while j > 0 and s.turns[j][CANCELLED] do
     j = j - 1
   end
   if j == #s.turns then
     return
   end
   local oldest = s.turns[j + 1]
-  s.tokens, s.tokens_at, s.latest = oldest.tokens, oldest.tokens_at, oldest.latest
-  if oldest.started and oldest.made == s.made then
-    s.sent, s.sent_tokens = oldest.sent, oldest.sent_tokens -- its start is the latest made
+  s.tokens, s.tokens_at, s.latest = oldest[TOKENS], oldest[TOKENS_AT], oldest[LATEST]
+  if oldest[STARTED] and oldest[MADE] == s.made then
+    s.sent, s.sent_tokens = oldest[SENT], oldest[SENT_TOKENS] -- its start is the latest made
   end
   for k = #s.turns, j + 1, -1 do
     s.turns[k] = nil

@@ -1,4 +1,4 @@
--- A domain's state is one field, s, of its hash: a MessagePack stream
+-- A domain's state is one field, p, of its hash: a MessagePack stream
 -- (cmsgpack) of these values, in this order, so that a call reads and
 -- writes one small value:
 --   tokens, tokens_at   the plan's bucket: its tokens at time tokens_at;
@@ -7,10 +7,7 @@
 --   paused_until        no start before it
 --   quiet_at            from then on the state is as good as a fresh one
 --   serial              the latest turn's number, below 2^32
---   (unused)            ''
 --   expires_at          when the keys expire
---   (unused)            five nils (older scripts kept the latest turn's
---                       undo here; nil tells them it cannot be undone)
 --   epoch               in [1, 2^32): set from the clock when the first
 --                       reservation writes the state, so that a state made
 --                       anew (FLUSHALL, a restart without persistence, an
@@ -20,15 +17,24 @@
 --   sent, sent_tokens   when the latest request really started, and the
 --                       tokens its bucket held just after (nil: full);
 --                       sent is nil until a start is noted
---   turns               the latest turns handed out, oldest first, each
---                       with what giving it back restores (see keep)
 --   made                counts the starts made
 --   window, window_until
 --                       the longest window the history keeps (see
 --                       history_window), and until when
+--   turns               the latest turns handed out, oldest first, each
+--                       with what giving it back restores (see keep): an
+--                       array indexed by the turn's fields (SERIAL...)
 -- Times are integer microseconds on the clock that clock() reads; tokens
 -- are floats. The history, a list, holds the starts, planned or made, that
--- the longest window still holds, oldest first.
+-- the longest window still holds, oldest first. (Versions before 0.3 kept
+-- another encoding in field s, which these scripts do not read.)
+
+-- A turn is an array, so that the state packs it small; these are the
+-- indices of its fields: its number; its start; the plan's bucket and
+-- latest start before it, which giving it back restores; whether its
+-- request started, and then the latest start made and its bucket before
+-- it, and how many starts were made with it; whether it was given back.
+local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 
 -- load_state returns the state of the domain whose keys are keys (its
 -- state hash, then the history of its starts, nil for a probe) as a
@@ -36,23 +42,22 @@
 -- one: not paused, quiet, numbered 0, without an expiry. The table holds
 -- the keys too, as key and history.
 local function load_state(keys)
-  local s = {key = keys[1], history = keys[2], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0,
-    window_until = 0}
-  local raw = redis.call('HGET', s.key, 's')
+  local raw = redis.call('HGET', keys[1], 'p')
   if not raw then
-    return s, false
+    return {key = keys[1], history = keys[2], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0,
+      window_until = 0}, false
   end
-  local v = {cmsgpack.unpack(raw)}
-  s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial = v[1], v[2], v[3], v[4], v[5], v[6]
-  s.expires_at, s.epoch, s.sent, s.sent_tokens = v[8], v[14], v[15], v[16]
-  s.turns, s.made, s.window, s.window_until = v[17] or {}, v[18] or 0, v[19] or 0, v[20] or 0
-  return s, true
+  local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, turns =
+    cmsgpack.unpack(raw)
+  return {key = keys[1], history = keys[2], tokens = tokens, tokens_at = tokens_at, latest = latest, paused_until = paused_until,
+    quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch, sent = sent, sent_tokens = sent_tokens, made = made,
+    turns = turns, window = window, window_until = window_until}, true
 end
 
 -- save_state writes s, in load_state's order, to its hash.
 local function save_state(s)
-  redis.call('HSET', s.key, 's', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, '',
-    s.expires_at, nil, nil, nil, nil, nil, s.epoch, s.sent, s.sent_tokens, s.turns, s.made, s.window, s.window_until))
+  redis.call('HSET', s.key, 'p', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, s.expires_at, s.epoch,
+    s.sent, s.sent_tokens, s.made, s.window, s.window_until, s.turns))
 end
 
 -- read_rule returns the rule at the start of argv, a script's arguments:
