@@ -7,7 +7,14 @@
 // rule of the domain atomically on Redis's own clock (TIME), so that the
 // workers' clocks never matter. A request costs one round trip: Reserve
 // claims the earliest start and returns how long to wait for it, and the
-// caller sleeps; there is no polling. A request that had to wait pays one
+// caller sleeps; there is no polling. Calls made at once share round
+// trips: while as many calls are under way as the Limiter takes of the
+// client's pool (half its connections), the calls that come meanwhile
+// wait for the first to be answered and then go together in one
+// pipeline; a lone call goes at once. Where Redis has functions (7.0 and
+// later), the scripts are loaded once as a library and called by name
+// (FCALL); elsewhere, and for a Redis user without the right to load
+// functions, they run by their hash (EVALSHA). A request that had to wait pays one
 // more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
 // starts and to learn whether a worker paused the domain meanwhile; if one
 // did, its turn is given back and the first one after the pause claimed.

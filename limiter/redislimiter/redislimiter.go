@@ -44,6 +44,7 @@ type Limiter struct {
 	handoff   *handoff        // by default: this process's own pace across the switches; nil otherwise
 	health    health
 	guard     *poolGuard // with a *redis.Client; nil otherwise
+	batch     *batcher
 }
 
 var _ limiter.Limiter = (*Limiter)(nil)
@@ -80,6 +81,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
 		guard:     newPoolGuard(client),
+		batch:     newBatcher(client),
 	}
 	if l.mode == modeFallback {
 		l.handoff = newHandoff()
@@ -352,29 +354,17 @@ func (l *Limiter) run(ctx context.Context, s *script, keys []string, args []any)
 }
 
 // call runs script s, as a function or by its hash, bounded by the
-// Limiter's timeout. With a client that honours deadlines it makes no
+// Limiter's timeout, batched with the calls under way (batch.go). With a client that honours deadlines it makes no
 // closure, as it runs for every request.
 func (l *Limiter) call(ctx context.Context, s *script, function bool, keys []string, args []any) (any, error) {
 	if !l.direct {
 		return l.bounded(ctx, func(ctx context.Context) (any, error) {
-			if err := l.enter(ctx); err != nil {
-				return nil, err
-			}
-			defer l.leave()
-			cmd := command(ctx, s, function, keys, args)
-			_ = l.client.Process(ctx, cmd)
-			return cmd.Result()
+			return l.process(ctx, command(ctx, s, function, keys, args))
 		})
 	}
 	bctx, cancel := l.deadlines.bound(ctx)
 	defer cancel()
-	if err := l.enter(bctx); err != nil {
-		return nil, l.late(ctx, bctx, err)
-	}
-	defer l.leave()
-	cmd := command(bctx, s, function, keys, args)
-	_ = l.client.Process(bctx, cmd)
-	v, err := cmd.Result()
+	v, err := l.process(bctx, command(bctx, s, function, keys, args))
 	return v, l.late(ctx, bctx, err)
 }
 
