@@ -10,40 +10,39 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// batcher sends the commands of concurrent calls to Redis together. A
+// batcher sends the commands of concurrent calls to one Redis together. A
 // call that finds fewer than lanes batches under way sends its command at
 // once, alone, so that a lone caller waits for nothing more than its round
 // trip. A call that finds every lane busy queues; when a batch is
 // answered, the call that sent it hands the queue over, as the next batch
 // of one pipeline, to the first call queued, which sends it. Under load,
 // then, one round trip carries many calls, and Redis and the client spend
-// a read and a write on many commands; on a Cluster, go-redis splits the
-// pipeline into one per node.
+// a read and a write on many commands.
+//
+// A client of several nodes (a Cluster, a Ring) is not batched: a pipeline
+// is answered once every node has answered its part, so a node that fails
+// would hold the calls to the others until the timeout, and make an outage
+// of them.
 //
 // A batcher is safe for concurrent use.
 type batcher struct {
-	lanes int // batches under way at most: half the client's pool (see newBatcher)
+	lanes int // batches under way at most: half the client's pool; 0: no batching
 
 	mu    sync.Mutex
 	busy  int       // batches under way
 	queue []*queued // calls waiting for a lane, oldest first
 }
 
-// newBatcher returns the batcher of client: as many lanes as the Limiter
-// lets its calls take of the client's pool (half its connections, per
-// node: see poolGuard), so that a call queues only when it would have
-// waited for a connection anyway, and then goes with the next round trip.
+// newBatcher returns the batcher of client: with a *redis.Client, as many
+// lanes as the Limiter lets its calls take of the client's pool (half its
+// connections: see poolGuard), so that a call queues only when it would
+// have waited for a connection anyway, and then goes with the next round
+// trip.
 func newBatcher(client redis.UniversalClient) *batcher {
-	size := 0
-	switch c := client.(type) {
-	case *redis.Client:
-		size = c.Options().PoolSize
-	case *redis.ClusterClient:
-		size = c.Options().PoolSize
-	case *redis.Ring:
-		size = c.Options().PoolSize
+	if c, ok := client.(*redis.Client); ok {
+		return &batcher{lanes: max(c.Options().PoolSize/2, 1)}
 	}
-	return &batcher{lanes: max(size/2, 1)}
+	return &batcher{}
 }
 
 // maxBatch bounds the commands of one batch, so that one reply does not
@@ -65,6 +64,10 @@ type queued struct {
 // wait on it.
 func (l *Limiter) process(ctx context.Context, cmd *redis.Cmd) (any, error) {
 	b := l.batch
+	if b.lanes == 0 {
+		l.sendNow(ctx, []*queued{{ctx: ctx, cmd: cmd}})
+		return cmd.Result()
+	}
 	b.mu.Lock()
 	if b.busy < b.lanes {
 		b.busy++
