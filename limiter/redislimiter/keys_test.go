@@ -47,7 +47,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 		tags, slots := map[string]string{}, map[int]bool{}
 		for _, domain := range domains {
 			keys := l.keys(domain)
-			require.Len(t, keys, 2)
+			require.Len(t, keys, 3)
 			assert.True(t, strings.HasPrefix(keys[0], prefix), keys[0])
 			for _, key := range keys[1:] {
 				assert.Equal(t, clusterSlot(keys[0]), clusterSlot(key), "prefix %q, domain %q: %s and %s", prefix, domain, keys[0], key)
@@ -63,7 +63,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	}
 	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:starts"}, l.keys("example.com"))
+	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:starts", "polite:{example.com}:last"}, l.keys("example.com"))
 }
 
 // TestScriptsRunOnCluster runs every script through a ClusterClient
@@ -162,9 +162,13 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		other := []config.Quota{{Requests: 3, Window: 5 * time.Second}}
 		_, err = reserveScript(ctx, f.Limiter, "quota", &limiter.Rule{MinDelay: 10 * time.Millisecond, Quotas: other}, 0, 0)
 		require.NoError(t, err)
-		for _, key := range f.keys("quota") {
+		keys := f.keys("quota")
+		for _, key := range keys[:2] {
 			near(22*time.Second, key)
 		}
+		// The record of the latest start keeps the expiry of the start it
+		// holds, made at 0: the turn claimed for 7s has not started yet.
+		near(10*time.Second, keys[2])
 	})
 	t.Run("gone in real time", func(t *testing.T) {
 		client := newClient(t, srv)
@@ -177,7 +181,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		keys := l.keys("idle.example")
 		n, err := client.Exists(ctx, keys...).Result()
 		require.NoError(t, err)
-		require.Equal(t, int64(2), n, "keys exist while the domain is busy")
+		require.Equal(t, int64(3), n, "keys exist while the domain is busy")
 		assert.Eventually(t, func() bool {
 			n, err := client.Exists(ctx, keys...).Result()
 			return err == nil && n == 0

@@ -180,15 +180,16 @@ func newScripts(clock string) scripts {
 	return s
 }
 
-// keys returns the keys of domain: its state hash and the history of
-// its starts that quotas count (schedule.lua), both with the hash tag
-// {domain}, so that they live in one Redis Cluster slot. One history
+// keys returns the keys of domain: its state hash, the history of its
+// starts that quotas count (schedule.lua) and the record of its latest
+// start (state.lua), all with the hash tag {domain}, so that they live in
+// one Redis Cluster slot. One history
 // serves every quota, so that a changed quota list keeps it, and workers
 // whose quota lists differ, during a rolling deploy, each count every
 // start in every window they know.
 func (l *Limiter) keys(domain string) []string {
 	base := l.prefix + "{" + hashTag(domain) + "}:"
-	return []string{base + "state", base + "starts"}
+	return []string{base + "state", base + "starts", base + "last"}
 }
 
 // hashTag writes domain so that it can sit between braces: "%", "{" and

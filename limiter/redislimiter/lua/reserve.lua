@@ -2,8 +2,8 @@
 -- keyState.reserve does; told to report, it claims nothing and reports
 -- the domain, as keyState.state does.
 --
--- KEYS[1] is the domain's state hash, KEYS[2] the history of its starts
--- (state.lua).
+-- KEYS[1] is the domain's state hash, KEYS[2] the history of its starts,
+-- KEYS[3] the record of its latest start (state.lua).
 --
 -- ARGV is the rule (read_rule). To reserve, the jitter sample, the
 -- longest acceptable wait in nanoseconds (0: any), the not-before and the
@@ -13,7 +13,8 @@
 -- caller's own earlier starts, which Redis did not grant (its fallback
 -- did, while Redis was away), keep this start back. The last start is how
 -- long before now the caller's latest start was (limiter.Request's
--- LastStart): a domain without a state counts it as a start. A
+-- LastStart): a domain without a state counts it as a start, or the start
+-- its record holds, if later. A
 -- reservation returns {1, wait, reason, serial, start, epoch}, or
 -- {0, wait, reason} when the wait is too long, in which case it claims
 -- nothing. A report returns {wait, reason, paused, then each quota's
@@ -37,9 +38,15 @@ end
 local now = clock()
 local s, found = load_state(KEYS)
 trim(s, rule, now)
-local counted = last_start and not found
-if counted then
-  count_start(s, rule, now - math.min(tonumber(last_start), 2 * horizon))
+local counted -- the start counted for a domain without a state: the later of its record's and the caller's
+if not found then
+  counted = recorded_start(s)
+  if last_start then
+    counted = math.max(counted or 0, now - math.min(tonumber(last_start), 2 * horizon))
+  end
+  if counted then
+    count_start(s, rule, counted)
+  end
 end
 
 local start, reason = earliest(s, rule, now, sample, now + not_before)

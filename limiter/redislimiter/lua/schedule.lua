@@ -163,14 +163,14 @@ local function claim(s, rule, t)
   return turn
 end
 
--- note_start notes that a request starts at now.
+-- note_start notes that a request starts at now, for save to record too.
 local function note_start(s, rule, now)
   if rule.rate > 0 then
     s.sent_tokens = level(s.sent_tokens, s.sent_tokens and s.sent, now, rule) - 1
   else
     s.sent_tokens = nil
   end
-  s.sent, s.made = now, s.made + 1
+  s.sent, s.made, s.noted = now, s.made + 1, true
 end
 
 -- count_start counts a start at t that the caller made before the
@@ -292,12 +292,16 @@ local function quiet(s, rule)
 end
 
 -- save saves s at now and sets the keys' expiry (expiry.lua) when a list
--- was just made or the state's quiet time passed it.
+-- was just made or the state's quiet time passed it. A start noted is
+-- written to the record too (state.lua), which expires with the keys.
 local function save(s, rule, now)
   s.quiet_at = quiet(s, rule)
   local ttl
   s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
   save_state(s)
+  if s.noted and s.record then
+    redis.call('SET', s.record, list_time(s.sent), 'PX', math.max(math.ceil((s.expires_at - now) / 1000), 1))
+  end
   if ttl then
     redis.call('PEXPIRE', s.key, ttl)
     if s.history then

@@ -37,21 +37,35 @@
 local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 
 -- load_state returns the state of the domain whose keys are keys (its
--- state hash, then the history of its starts, nil for a probe) as a
--- table, and whether there is one. A domain without one is as a fresh
--- one: not paused, quiet, numbered 0, without an expiry. The table holds
--- the keys too, as key and history.
+-- state hash, then the history of its starts and the record of its latest
+-- start, both nil for a probe) as a table, and whether there is one. A
+-- domain without one is as a fresh one: not paused, quiet, numbered 0,
+-- without an expiry. The table holds the keys too, as key, history and
+-- record.
+--
+-- The record is a key apart, so that Redis losing one of the two keys
+-- (evicted under allkeys-lru, deleted) does not lose the latest start: a
+-- domain whose state is lost counts the start its record holds (see
+-- recorded_start). It holds the latest start made, and expires with the
+-- state as it was when the start was noted.
 local function load_state(keys)
   local raw = redis.call('HGET', keys[1], 'p')
   if not raw then
-    return {key = keys[1], history = keys[2], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0,
-      window_until = 0}, false
+    return {key = keys[1], history = keys[2], record = keys[3], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0,
+      turns = {}, window = 0, window_until = 0}, false
   end
   local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, turns =
     cmsgpack.unpack(raw)
-  return {key = keys[1], history = keys[2], tokens = tokens, tokens_at = tokens_at, latest = latest, paused_until = paused_until,
+  return {key = keys[1], history = keys[2], record = keys[3], tokens = tokens, tokens_at = tokens_at, latest = latest, paused_until = paused_until,
     quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch, sent = sent, sent_tokens = sent_tokens, made = made,
     turns = turns, window = window, window_until = window_until}, true
+end
+
+-- recorded_start returns the latest start made that the record of s's
+-- domain holds, or nil.
+local function recorded_start(s)
+  local v = s.record and redis.call('GET', s.record)
+  return v and tonumber(v) or nil
 end
 
 -- save_state writes s, in load_state's order, to its hash.
