@@ -148,7 +148,7 @@
 // A domain's keys expire once the domain has been idle for as long as it
 // takes to recover fully (its bucket full, its min delay, pause and quota
 // windows over) and as long again, at least a second, so Redis holds only
-// active domains: about 290 bytes each for the state and 72 for the
+// active domains: about 290 bytes each for the state and 100 for the
 // record of its latest start (MEMORY USAGE), plus about 12 bytes per
 // request a quota allows. A reservation for a domain without keys counts
 // the request's LastStart (a Transport's latest request to the domain) as

@@ -293,19 +293,23 @@ end
 
 -- save saves s at now and sets the keys' expiry (expiry.lua) when a list
 -- was just made or the state's quiet time passed it. A start noted is
--- written to the record too (state.lua), which expires with the keys.
+-- written to the record too (state.lua), which expires with the keys: a
+-- record just made gets their expiry.
 local function save(s, rule, now)
   s.quiet_at = quiet(s, rule)
   local ttl
   s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
   save_state(s)
-  if s.noted and s.record then
-    redis.call('SET', s.record, list_time(s.sent), 'PX', math.max(math.ceil((s.expires_at - now) / 1000), 1))
+  if s.noted and s.record and record_start(s) and not ttl then
+    redis.call('PEXPIRE', s.record, math.max(math.ceil((s.expires_at - now) / 1000), 1))
   end
   if ttl then
     redis.call('PEXPIRE', s.key, ttl)
     if s.history then
       redis.call('PEXPIRE', s.history, ttl)
+    end
+    if s.record then
+      redis.call('PEXPIRE', s.record, ttl)
     end
   end
 end

@@ -47,7 +47,7 @@ local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, C
 -- (evicted under allkeys-lru, deleted) does not lose the latest start: a
 -- domain whose state is lost counts the start its record holds (see
 -- recorded_start). It holds the latest start made, and expires with the
--- state as it was when the start was noted.
+-- other keys.
 local function load_state(keys)
   local raw = redis.call('HGET', keys[1], 'p')
   if not raw then
@@ -62,10 +62,17 @@ local function load_state(keys)
 end
 
 -- recorded_start returns the latest start made that the record of s's
--- domain holds, or nil.
+-- domain holds, or nil. The record is a hash whose field at holds it
+-- (MessagePack), so that writing it keeps the key's expiry.
 local function recorded_start(s)
-  local v = s.record and redis.call('GET', s.record)
-  return v and tonumber(v) or nil
+  local v = s.record and redis.call('HGET', s.record, 'at')
+  return v and cmsgpack.unpack(v) or nil
+end
+
+-- record_start writes s.sent to the record of s's domain, and reports
+-- whether it made the record, which then has no expiry.
+local function record_start(s)
+  return redis.call('HSET', s.record, 'at', cmsgpack.pack(s.sent)) == 1
 end
 
 -- save_state writes s, in load_state's order, to its hash.
