@@ -31,7 +31,9 @@ import (
 // caller the median time of one permit (p50). transport/redis_rate is the
 // median of the turns' ratios of the Transport's permits/s to
 // redis_rate's: at least 1, the Transport over Redis is as fast. Its ns/op
-// counts one permit of each. Bound it with -benchtime, e.g.
+// counts one permit of each. It also reports the CPU time of the whole
+// Redis server per permit (INFO cpu), sockets included: where Redis is the
+// bottleneck, what bounds a fleet. Bound it with -benchtime, e.g.
 //
 //	go test -run '^$' -bench Permits -benchtime 30000x ./benchmarks
 func BenchmarkPermits(b *testing.B) {
@@ -93,6 +95,8 @@ func BenchmarkPermits(b *testing.B) {
 		b.Run("callers="+strconv.Itoa(callers), func(b *testing.B) {
 			turn := 100 * callers
 			rates := make([][]float64, len(cases))
+			redisCPU := make([]float64, len(cases)) // seconds
+			ops := make([]int, len(cases))
 			latencies := make([][]time.Duration, len(cases))
 			var ratios []float64
 			b.ResetTimer()
@@ -105,10 +109,13 @@ func BenchmarkPermits(b *testing.B) {
 					if callers == 1 {
 						lat = &latencies[c]
 					}
+					cpu0 := redisCPUSeconds(b, client)
 					rate, err := permitTurn(cases[c].op, n, callers, lat)
 					if err != nil {
 						b.Fatal(err)
 					}
+					redisCPU[c] += redisCPUSeconds(b, client) - cpu0
+					ops[c] += n
 					got[c] = rate
 					rates[c] = append(rates[c], rate)
 				}
@@ -116,6 +123,7 @@ func BenchmarkPermits(b *testing.B) {
 			}
 			for c, tt := range cases {
 				b.ReportMetric(median(rates[c]), tt.name+"-permits/s")
+				b.ReportMetric(redisCPU[c]*1e6/float64(ops[c]), tt.name+"-redis-cpu-µs/permit")
 				if callers == 1 {
 					b.ReportMetric(float64(medianDuration(latencies[c]))/1e3, tt.name+"-p50-µs")
 				}
@@ -165,4 +173,13 @@ func medianDuration(ds []time.Duration) time.Duration {
 	ds = slices.Clone(ds)
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// redisCPUSeconds returns the CPU time the Redis that client reaches has
+// used, user and system.
+func redisCPUSeconds(b *testing.B, client *redis.Client) float64 {
+	info := redisInfo(b, client, "cpu")
+	user, _ := strconv.ParseFloat(info["used_cpu_user"], 64)
+	sys, _ := strconv.ParseFloat(info["used_cpu_sys"], 64)
+	return user + sys
 }
