@@ -2,6 +2,9 @@ package redislimiter
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -124,6 +127,20 @@ func (l *Limiter) send(ctx context.Context, batch []*queued) {
 		b.mu.Unlock()
 		return
 	}
+	if err := unreachable(batch); err != nil {
+		// Redis is not there: the calls queued meanwhile fail as the
+		// batch did, rather than dial again in the client's pool (see
+		// poolGuard), and the Limiter's fallback takes them.
+		queue := b.queue
+		b.queue = nil
+		b.busy--
+		b.mu.Unlock()
+		for _, q := range queue {
+			q.cmd.SetErr(err)
+			close(q.done)
+		}
+		return
+	}
 	n := min(len(b.queue), maxBatch)
 	next := b.queue[0]
 	next.lead = append([]*queued(nil), b.queue[:n]...)
@@ -189,4 +206,17 @@ func batchContext(batch []*queued, grace time.Duration) (context.Context, func()
 		}
 		cancel()
 	}
+}
+
+// unreachable returns the error of batch when every command of it failed
+// to reach Redis (a connection refused, reset or closed); nil otherwise.
+func unreachable(batch []*queued) error {
+	for _, q := range batch {
+		err := q.cmd.Err()
+		var op *net.OpError
+		if err == nil || !errors.As(err, &op) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+	}
+	return batch[0].cmd.Err()
 }
