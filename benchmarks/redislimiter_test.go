@@ -34,8 +34,9 @@ import (
 //	for i in $(seq 10); do /tmp/redislimiter.test -test.run '^$' -test.bench 'BenchmarkReserve$' -test.benchtime=4000x; done
 //
 // Besides the time per operation it reports what it cost Redis: redis-µs/op
-// is the time Redis spent in the script (INFO commandstats, EVALSHA's
-// usec_per_call), redis-cpu-µs/op the CPU time of the whole server per
+// is the time Redis spent in the script (INFO commandstats: the time per
+// call of EVALSHA and FCALL, the way polite's scripts run where Redis has
+// functions), redis-cpu-µs/op the CPU time of the whole server per
 // operation (INFO cpu), reading and writing the sockets included. Both are
 // steadier than the time per operation on a loaded machine.
 //
@@ -189,12 +190,19 @@ func reportRedisCost(b *testing.B, admin *redis.Client) func() {
 	cpu0 := redisInfo(b, admin, "cpu")
 	return func() {
 		b.StopTimer()
-		stats := redisInfo(b, admin, "commandstats")["cmdstat_evalsha"]
+		commands := redisInfo(b, admin, "commandstats")
 		cpu1 := redisInfo(b, admin, "cpu")
-		var usecPerCall float64
-		for field := range strings.SplitSeq(stats, ",") {
-			if v, ok := strings.CutPrefix(field, "usec_per_call="); ok {
-				usecPerCall, _ = strconv.ParseFloat(v, 64)
+		var calls, usec float64
+		for _, name := range []string{"cmdstat_evalsha", "cmdstat_fcall"} {
+			for field := range strings.SplitSeq(commands[name], ",") {
+				if v, ok := strings.CutPrefix(field, "calls="); ok {
+					n, _ := strconv.ParseFloat(v, 64)
+					calls += n
+				}
+				if v, ok := strings.CutPrefix(field, "usec="); ok {
+					n, _ := strconv.ParseFloat(v, 64)
+					usec += n
+				}
 			}
 		}
 		seconds := func(info map[string]string) float64 {
@@ -202,7 +210,7 @@ func reportRedisCost(b *testing.B, admin *redis.Client) func() {
 			sys, _ := strconv.ParseFloat(info["used_cpu_sys"], 64)
 			return user + sys
 		}
-		b.ReportMetric(usecPerCall, "redis-µs/op")
+		b.ReportMetric(usec/max(calls, 1), "redis-µs/op")
 		b.ReportMetric((seconds(cpu1)-seconds(cpu0))*1e6/float64(b.N), "redis-cpu-µs/op")
 	}
 }

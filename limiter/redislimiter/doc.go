@@ -7,15 +7,23 @@
 // rule of the domain atomically on Redis's own clock (TIME), so that the
 // workers' clocks never matter. A request costs one round trip: Reserve
 // claims the earliest start and returns how long to wait for it, and the
-// caller sleeps; there is no polling. A request that had to wait pays one
+// caller sleeps; there is no polling. With a *redis.Client, calls made at
+// once share round trips: while as many calls are under way as the
+// Limiter takes of the client's pool (half its connections), the calls
+// that come meanwhile wait for the first to be answered and then go
+// together in one pipeline; a lone call goes at once. (On a Cluster each
+// call goes alone, so that a failed node holds no call to another.) Where Redis has functions (7.0 and
+// later), the scripts are loaded once as a library and called by name
+// (FCALL); elsewhere, and for a Redis user without the right to load
+// functions, they run by their hash (EVALSHA). A request that had to wait pays one
 // more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
 // starts and to learn whether a worker paused the domain meanwhile; if one
 // did, its turn is given back and the first one after the pause claimed.
 // A cancelled wait gives its turn back, as limiter.Memory does: every
 // cancelled turn that no later live turn follows. A domain's keys (prefix
-// + "{domain}:state", and prefix + "{domain}:starts", the history of
-// starts that every quota counts) share a hash tag, so the scripts run on
-// Redis Cluster.
+// + "{domain}:state"; prefix + "{domain}:starts", the history of starts
+// that every quota counts; and prefix + "{domain}:last", the record of its
+// latest start) share a hash tag, so the scripts run on Redis Cluster.
 //
 // What a server says is learned in each process, in a limiter.Memory of
 // its own: the backoff after repeated 429s, the adaptive gap and a
@@ -31,13 +39,29 @@
 // # Guarantees
 //
 // Redis never grants two starts of one domain closer than its rules allow,
-// on Redis's clock, whichever processes ask. Neither a reset of Redis
-// (FLUSHALL, a restart without persistence, an evicted key) nor a turn
-// given back breaks that: each domain's state has an epoch, so a
+// on Redis's clock, whichever processes ask, while it keeps the domain's
+// keys. A turn given back does not break that: a turn given back that is
+// not the latest frees its quota slots but not its token, so that it is
+// never reused sooner than the rules allow (later requests may wait a
+// token longer than they need). Nor does a reset of Redis make a turn
+// given back count twice: each domain's state has an epoch, so a
 // reservation made before a reset cannot be given back into the state made
-// after it; and a turn given back that is not the latest frees its quota
-// slots but not its token, so that it is never reused sooner than the
-// rules allow (later requests may wait a token longer than they need).
+// after it.
+//
+// What a reset loses: a domain's latest start is kept twice, in its state
+// and in a key of its own (prefix + "{domain}:last"), so that Redis
+// losing one of the two (a key evicted under maxmemory-policy allkeys-lru,
+// or deleted) keeps the gap from it: a reservation for a domain without a
+// state counts the start its record holds. Losing both (FLUSHALL, a
+// restart without persistence, or allkeys-lru evicting both, as it does
+// under enough pressure: in a test that evicted half the domains' states,
+// about a quarter to a third of the domains lost both keys) loses what the
+// workers share: each process still keeps the gap from its own latest
+// request to the domain (the request's LastStart, which a Transport
+// passes), but another process may then start at once, and the quota
+// windows start afresh. Give Redis room (or maxmemory-policy
+// volatile-lru with other data that expires, or noeviction, which makes a
+// full Redis an outage that the failure mode covers) where that matters.
 //
 // A request goes when its wait, counted from the reply, is over: late by
 // the reply's trip back, and by its timer firing late on a busy machine
@@ -124,11 +148,12 @@
 // A domain's keys expire once the domain has been idle for as long as it
 // takes to recover fully (its bucket full, its min delay, pause and quota
 // windows over) and as long again, at least a second, so Redis holds only
-// active domains: about 300 bytes each (MEMORY USAGE), plus about 12 bytes
-// per request a quota allows. A reservation for a domain without keys
-// counts the request's LastStart (a Transport's latest request to the
-// domain) as a start, so that a rule made stricter since the keys expired,
-// or since Redis lost them, keeps its gaps from it.
+// active domains: about 290 bytes each for the state and 100 for the
+// record of its latest start (MEMORY USAGE), plus about 12 bytes per
+// request a quota allows. A reservation for a domain without keys counts
+// the request's LastStart (a Transport's latest request to the domain) as
+// a start, so that a rule made stricter since the keys expired, or since
+// Redis lost them, keeps its gaps from it.
 //
 // To carry its own pace across the switches of an outage, each process
 // remembers, per domain it used in the recent past, its own latest start

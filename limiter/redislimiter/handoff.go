@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/polite-go/polite/internal/lru"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -54,7 +53,7 @@ const handoffShards = 16
 
 type handoffShard struct {
 	mu   sync.Mutex
-	keys lru.List[string, held]
+	keys recentKeys
 }
 
 // held is this process's own pace of one domain, over Redis and the
@@ -112,12 +111,12 @@ func (h *handoff) started(key string, rule *limiter.Rule, planned, at time.Time,
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	found := sh.keys.Get(key)
-	if found == nil || at.After(found.Value.expires) {
+	found := sh.keys.get(key)
+	if found == nil || at.After(found.value.expires) {
 		h.noteLocked(sh, key, rule, at, fellBack)
 		return
 	}
-	e := &found.Value
+	e := &found.value
 	if fellBack {
 		e.lag = max(at.Sub(planned), 0)
 	}
@@ -139,15 +138,15 @@ func (h *handoff) started(key string, rule *limiter.Rule, planned, at time.Time,
 
 // noteLocked is note with sh, key's shard, locked.
 func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, at time.Time, fellBack bool) {
-	found := sh.keys.Get(key)
-	fresh := found == nil || h.dropIfIdle(&found.Value, at) // an idle entry is as good as none
+	found := sh.keys.get(key)
+	fresh := found == nil || h.dropIfIdle(&found.value, at) // an idle entry is as good as none
 	if found == nil {
-		sh.keys.Trim(0, look, func(old *lru.Entry[string, held]) bool {
-			return h.dropIfIdle(&old.Value, at)
+		sh.keys.trim(look, func(old *held) bool {
+			return h.dropIfIdle(old, at)
 		})
-		found = sh.keys.Add(strings.Clone(key))
+		found = sh.keys.add(strings.Clone(key))
 	}
-	e := &found.Value
+	e := &found.value
 	burst := float64(rule.Burst)
 	switch {
 	case fresh:
@@ -203,11 +202,11 @@ func (h *handoff) seedFallback(m *limiter.Memory, key string, rule *limiter.Rule
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	found := sh.keys.Get(key)
-	if found == nil || found.Value.seeded || now.After(found.Value.expires) {
+	found := sh.keys.get(key)
+	if found == nil || found.value.seeded || now.After(found.value.expires) {
 		return
 	}
-	e := &found.Value
+	e := &found.value
 	e.seeded = true
 	seed := *rule
 	seed.Jitter = 0 // drawn afresh, it could move the seed off the start
@@ -231,11 +230,11 @@ func (h *handoff) notBefore(key string, rule *limiter.Rule, now time.Time) time.
 	sh := h.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	found := sh.keys.Get(key)
-	if found == nil || !found.Value.fellBack {
+	found := sh.keys.get(key)
+	if found == nil || !found.value.fellBack {
 		return 0
 	}
-	e := &found.Value
+	e := &found.value
 	latest := e.latest
 	if p := e.planned.Add(e.lag); p.After(latest) {
 		latest = p // the fallback's latest turn, as late as the latest start that went

@@ -124,7 +124,7 @@ func TestHandoffForgetsIdleDomains(t *testing.T) {
 	size := func() int {
 		n := 0
 		for i := range h.shards {
-			n += h.shards[i].keys.Len()
+			n += len(h.shards[i].keys.m)
 		}
 		return n
 	}

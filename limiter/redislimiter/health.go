@@ -248,7 +248,7 @@ func (l *Limiter) probeCall(ctx context.Context, domain string) error {
 	if err := l.dialable(ctx); err != nil {
 		return err
 	}
-	_, err := l.run(ctx, l.scripts.reserve, []string{l.prefix + "{" + hashTag(domain) + "}:probe"}, ruleArgs(limiter.Rule{}, 0))
+	_, err := l.run(ctx, &l.scripts.reserve, []string{l.prefix + "{" + hashTag(domain) + "}:probe"}, ruleArgs(limiter.Rule{}, 0))
 	return err
 }
 

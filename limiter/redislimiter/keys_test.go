@@ -47,7 +47,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 		tags, slots := map[string]string{}, map[int]bool{}
 		for _, domain := range domains {
 			keys := l.keys(domain)
-			require.Len(t, keys, 2)
+			require.Len(t, keys, 3)
 			assert.True(t, strings.HasPrefix(keys[0], prefix), keys[0])
 			for _, key := range keys[1:] {
 				assert.Equal(t, clusterSlot(keys[0]), clusterSlot(key), "prefix %q, domain %q: %s and %s", prefix, domain, keys[0], key)
@@ -63,7 +63,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	}
 	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:starts"}, l.keys("example.com"))
+	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:starts", "polite:{example.com}:last"}, l.keys("example.com"))
 }
 
 // TestScriptsRunOnCluster runs every script through a ClusterClient
@@ -110,7 +110,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 
 	// The check is real: keys of two domains in one script are refused.
 	keys := append(l.keys("one.example"), l.keys("two.example")...)
-	_, err = l.run(ctx, l.scripts.reserve, keys, append(ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 1), "report"))
+	_, err = l.run(ctx, &l.scripts.reserve, keys, append(ruleArgs(limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, 1), "report"))
 	require.ErrorContains(t, err, "CROSSSLOT")
 }
 
@@ -177,7 +177,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		keys := l.keys("idle.example")
 		n, err := client.Exists(ctx, keys...).Result()
 		require.NoError(t, err)
-		require.Equal(t, int64(2), n, "keys exist while the domain is busy")
+		require.Equal(t, int64(3), n, "keys exist while the domain is busy")
 		assert.Eventually(t, func() bool {
 			n, err := client.Exists(ctx, keys...).Result()
 			return err == nil && n == 0

@@ -37,7 +37,7 @@ func reserveScript(ctx context.Context, l *Limiter, key string, rule *limiter.Ru
 // sharedPause returns how long key's pause still lasts on l's Redis: a
 // report under a rule without quotas, which reads the key's state alone.
 func sharedPause(ctx context.Context, l *Limiter, key string) (time.Duration, error) {
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), append(ruleArgs(limiter.Rule{}, 1), "report"))
+	v, err := l.run(ctx, &l.scripts.reserve, l.keys(key), append(ruleArgs(limiter.Rule{}, 1), "report"))
 	if err != nil {
 		return 0, err
 	}
@@ -327,7 +327,7 @@ func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule, lastStar
 	if lastStartAge >= 0 {
 		args = append(args, lastStartAge)
 	}
-	v, err := f.run(context.Background(), f.scripts.reserve, f.keys(key), args)
+	v, err := f.run(context.Background(), &f.scripts.reserve, f.keys(key), args)
 	require.NoError(t, err)
 	at := time.Now()
 	st, err := parseState(v, rule.Quotas)
@@ -392,7 +392,7 @@ func TestJitterAddsToTheGap(t *testing.T) {
 // latest start, paused until, quiet at; a domain without state reads as a
 // fresh one.
 var dumpState = redis.NewScript(luaState + `
-local s = load_state(KEYS[1])
+local s = load_state(KEYS)
 local function f(x)
   if x == nil then return 'none' end
   return string.format('%.17g', x)

@@ -12,9 +12,10 @@ import (
 // default: every field's doc says what its zero value means.
 type Options struct {
 	// Prefix starts every key the Limiter writes; "polite:" when empty. A
-	// domain's keys are Prefix + "{domain}:state" and Prefix +
-	// "{domain}:starts" (the starts its quotas count), one hash slot per
-	// domain on Redis Cluster. Processes
+	// domain's keys are Prefix + "{domain}:state", Prefix +
+	// "{domain}:starts" (the starts its quotas count) and Prefix +
+	// "{domain}:last" (its latest start), one hash slot per domain on
+	// Redis Cluster. Processes
 	// that share a pace must use the same prefix. It must not hold "{":
 	// Redis Cluster hashes the first {...} of a key, so a prefix such as
 	// "app:{x}:" would put every domain in one slot.

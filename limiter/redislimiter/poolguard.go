@@ -24,7 +24,7 @@ import (
 //     that neither they, retrying, nor the calls that follow, paced by the
 //     fallback, dial in the pool;
 //   - at most half the pool's connections are under way in the Limiter's
-//     calls, so that the dials of the calls that Redis's failure finds
+//     round trips (a batch of calls is one: batch.go), so that the dials of the calls that Redis's failure finds
 //     under way (each one fails once, whatever its context, as go-redis
 //     dials apart from the call) cannot close the gate on their own.
 //

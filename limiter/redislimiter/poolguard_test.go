@@ -62,9 +62,11 @@ func TestOutageLeavesThePoolUsable(t *testing.T) {
 	killed := time.Now()
 	srv.Kill()
 	require.Eventually(t, l.down, 5*time.Second, time.Millisecond, "the outage is seen")
-	// go-redis fails a call that dials a dead Redis after five attempts,
-	// 100ms apart; the Limiter's timeout is 2s.
-	assert.Less(t, time.Since(killed), 350*time.Millisecond, "the outage is seen before a dial fails in the pool")
+	// The stall check sees it within tens of milliseconds; the Limiter's
+	// timeout, 2s, would take far longer. The bound is one-sided and
+	// generous for a loaded machine: what shows that the pool's gate stayed
+	// open is the Ping below.
+	assert.Less(t, time.Since(killed), time.Second, "the outage is seen by the stall check, before the timeout")
 
 	time.Sleep(time.Second) // paced in the fallback, probed outside the pool
 	srv.Restart()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,11 +38,13 @@ type Limiter struct {
 	mode      mode
 	logger    *slog.Logger
 	scripts   scripts
+	functions atomic.Bool // the scripts run as the library's functions
 	deadlines *deadlines
 	local     *limiter.Memory // what servers taught this process, and the fallback's pace
 	handoff   *handoff        // by default: this process's own pace across the switches; nil otherwise
 	health    health
 	guard     *poolGuard // with a *redis.Client; nil otherwise
+	batch     *batcher
 }
 
 var _ limiter.Limiter = (*Limiter)(nil)
@@ -78,6 +81,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
 		guard:     newPoolGuard(client),
+		batch:     newBatcher(client),
 	}
 	if l.mode == modeFallback {
 		l.handoff = newHandoff()
@@ -166,7 +170,7 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 	case sample != 0:
 		args = append(args, sample)
 	}
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(key), args)
+	v, err := l.run(ctx, &l.scripts.reserve, l.keys(key), args)
 	if err != nil {
 		return reservation{}, err
 	}
@@ -218,7 +222,7 @@ func (l *Limiter) share(ctx context.Context, key string, d time.Duration) error 
 }
 
 func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error {
-	_, err := l.run(ctx, l.scripts.pause, l.keys(key), []any{micros(d)})
+	_, err := l.run(ctx, &l.scripts.pause, l.keys(key), []any{micros(d)})
 	return err
 }
 
@@ -264,7 +268,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	if age := lastStartAge(r); age >= 0 {
 		args = append(args, age)
 	}
-	v, err := l.run(ctx, l.scripts.reserve, l.keys(r.Key), args)
+	v, err := l.run(ctx, &l.scripts.reserve, l.keys(r.Key), args)
 	if err != nil {
 		return limiter.State{}, err
 	}
@@ -322,40 +326,45 @@ func (l *Limiter) Close() error {
 }
 
 // run runs script s, bounded by the Limiter's timeout whatever the
-// client's own timeouts, and returns its reply. A node that does not know
-// the script yet (a cold start, a replica promoted, SCRIPT FLUSH) loads it
-// first, which the timeout does not bound: loadScripts bounds it.
-func (l *Limiter) run(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
-	v, err := l.evalSha(ctx, s, keys, args)
+// client's own timeouts, and returns its reply: as a function of the
+// library once loadScripts loaded it, by its hash otherwise. A node that
+// does not know the library or the script (a cold start, a replica
+// promoted, a flush) loads it first, which the timeout does not bound:
+// loadScripts bounds it. A node that lacks the library and does not take
+// it runs the script, and so does every call after it.
+func (l *Limiter) run(ctx context.Context, s *script, keys []string, args []any) (any, error) {
+	if l.functions.Load() {
+		v, err := l.call(ctx, s, true, keys, args)
+		if !redis.HasErrorPrefix(err, "Function not found") {
+			return v, err
+		}
+		if l.loadLibrary(ctx, keys[0]) == nil {
+			return l.call(ctx, s, true, keys, args)
+		}
+		l.functions.Store(false)
+	}
+	v, err := l.call(ctx, s, false, keys, args)
 	if !redis.HasErrorPrefix(err, "NOSCRIPT") {
 		return v, err
 	}
 	if err := l.load(ctx, s, keys[0]); err != nil {
 		return nil, err
 	}
-	return l.evalSha(ctx, s, keys, args)
+	return l.call(ctx, s, false, keys, args)
 }
 
-// evalSha runs script s by its hash, bounded by the Limiter's timeout.
-// With a client that honours deadlines it makes no closure, as it runs for
-// every request.
-func (l *Limiter) evalSha(ctx context.Context, s *redis.Script, keys []string, args []any) (any, error) {
+// call runs script s, as a function or by its hash, bounded by the
+// Limiter's timeout, batched with the calls under way (batch.go). With a client that honours deadlines it makes no
+// closure, as it runs for every request.
+func (l *Limiter) call(ctx context.Context, s *script, function bool, keys []string, args []any) (any, error) {
 	if !l.direct {
 		return l.bounded(ctx, func(ctx context.Context) (any, error) {
-			if err := l.enter(ctx); err != nil {
-				return nil, err
-			}
-			defer l.leave()
-			return s.EvalSha(ctx, l.client, keys, args...).Result()
+			return l.process(ctx, command(ctx, s, function, keys, args))
 		})
 	}
 	bctx, cancel := l.deadlines.bound(ctx)
 	defer cancel()
-	if err := l.enter(bctx); err != nil {
-		return nil, l.late(ctx, bctx, err)
-	}
-	defer l.leave()
-	v, err := s.EvalSha(bctx, l.client, keys, args...).Result()
+	v, err := l.process(bctx, command(bctx, s, function, keys, args))
 	return v, l.late(ctx, bctx, err)
 }
 

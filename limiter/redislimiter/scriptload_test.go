@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,8 +22,8 @@ import (
 func scriptsLoaded(t *testing.T, l *Limiter, client *redis.Client) bool {
 	t.Helper()
 	var hashes []string
-	for _, s := range []*redis.Script{l.scripts.reserve, l.scripts.cancel, l.scripts.pause, l.scripts.confirm} {
-		hashes = append(hashes, s.Hash())
+	for _, s := range l.scripts.all() {
+		hashes = append(hashes, s.eval.Hash())
 	}
 	exist, err := client.ScriptExists(context.Background(), hashes...).Result()
 	if err != nil {
@@ -36,10 +37,11 @@ func scriptsLoaded(t *testing.T, l *Limiter, client *redis.Client) bool {
 	return true
 }
 
-// TestColdStartIsNoOutage: New loads the scripts before any request needs
-// them; after SCRIPT FLUSH, 50 concurrent reservations each find a script
-// missing, load it outside the timeout, and go through Redis: no outage,
-// no warning.
+// TestColdStartIsNoOutage: New loads the library and the scripts before
+// any request needs them; after FUNCTION FLUSH, and after SCRIPT FLUSH
+// where the scripts run by hash, 50 concurrent reservations each find
+// what they run missing, load it outside the timeout, and go through
+// Redis: no outage, no warning.
 func TestColdStartIsNoOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := newClient(t, srv)
@@ -51,9 +53,20 @@ func TestColdStartIsNoOutage(t *testing.T) {
 	t.Cleanup(func() { l.Close() })
 	require.Eventually(t, func() bool { return scriptsLoaded(t, l, admin) }, 5*time.Second, 10*time.Millisecond, "New loads the scripts")
 
+	require.Eventually(t, l.functions.Load, 5*time.Second, 10*time.Millisecond, "New loads the library")
+
 	ctx := context.Background()
-	for round := range 2 {
-		require.NoError(t, admin.ScriptFlush(ctx).Err())
+	for round := range 3 {
+		switch round {
+		case 0: // the library gone: each call loads it again
+			require.NoError(t, admin.FunctionFlush(ctx).Err())
+		case 1: // the library and the scripts gone, functions refused: each call loads its script
+			require.NoError(t, admin.FunctionFlush(ctx).Err())
+			require.NoError(t, admin.ScriptFlush(ctx).Err())
+			l.functions.Store(false)
+		case 2:
+			require.NoError(t, admin.ScriptFlush(ctx).Err())
+		}
 		var wg sync.WaitGroup
 		for d := range 50 {
 			wg.Go(func() {
@@ -71,7 +84,8 @@ func TestColdStartIsNoOutage(t *testing.T) {
 }
 
 // TestClusterScriptsOnEveryNode: on a Cluster, New loads the scripts into
-// every node, replicas included, so that a promoted replica has them.
+// every node, and the library into every primary, whose replicas copy it,
+// so that a promoted replica has them.
 func TestClusterScriptsOnEveryNode(t *testing.T) {
 	c := redistest.StartCluster(t)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
@@ -79,8 +93,34 @@ func TestClusterScriptsOnEveryNode(t *testing.T) {
 	l, err := New(client, Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
+	library := strings.TrimPrefix(strings.SplitN(l.scripts.library, "\n", 2)[0], "#!lua name=")
 	for _, node := range c.Nodes {
 		admin := newClient(t, node)
 		require.Eventually(t, func() bool { return scriptsLoaded(t, l, admin) }, 10*time.Second, 10*time.Millisecond, "scripts on %s", node.Addr())
+		require.Eventually(t, func() bool {
+			libs, err := admin.FunctionList(context.Background(), redis.FunctionListQuery{LibraryNamePattern: library}).Result()
+			return err == nil && len(libs) == 1
+		}, 10*time.Second, 10*time.Millisecond, "library on %s", node.Addr())
 	}
+}
+
+// TestScriptsWithoutFunctionRights: a Redis user who may run scripts but
+// not load functions (ACL) gets the scripts run by hash, through Redis.
+func TestScriptsWithoutFunctionRights(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := newClient(t, srv)
+	ctx := context.Background()
+	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "worker", "on", ">secret", "~*", "+@all", "-function").Err())
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "worker", Password: "secret"})
+	t.Cleanup(func() { client.Close() })
+	logs := &logRecorder{}
+	l, err := New(client, Options{Logger: slog.New(logs)})
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	require.Eventually(t, func() bool { return scriptsLoaded(t, l, admin) }, 5*time.Second, 10*time.Millisecond, "New loads the scripts")
+	assert.False(t, l.functions.Load(), "no library")
+	res, err := l.Reserve(ctx, limiter.Request{Key: "acl.example", Rule: &limiter.Rule{Rate: 5, Burst: 1}})
+	require.NoError(t, err)
+	assert.False(t, res.Degraded, "paced through Redis")
+	assert.Zero(t, logs.count(downLog))
 }

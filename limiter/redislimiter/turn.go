@@ -48,7 +48,7 @@ func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 
 func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 	args := cancelArgs(t.rule, t.id, t.start)
-	if _, err := l.run(ctx, l.scripts.cancel, l.keys(t.key), args); err != nil {
+	if _, err := l.run(ctx, &l.scripts.cancel, l.keys(t.key), args); err != nil {
 		return err
 	}
 	t.given = true
@@ -118,7 +118,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 	paced := *t.rule
 	paced.MinDelay = max(t.rule.MinDelay, t.gap)
 	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
-	v, err := l.run(ctx, l.scripts.confirm, l.keys(t.key), args)
+	v, err := l.run(ctx, &l.scripts.confirm, l.keys(t.key), args)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -4,10 +4,10 @@
 -- a live turn after it frees its quota slots only. It returns 1, or 0 when
 -- the domain is gone or its state is not the one the turn was claimed in
 -- (another epoch).
-local rule, extra = read_rule()
+local rule, extra = read_rule(ARGV)
 local epoch, serial, planned = tonumber(ARGV[extra]), tonumber(ARGV[extra + 1]), tonumber(ARGV[extra + 2])
 local now = clock()
-local s, found = load_state(KEYS[1])
+local s, found = load_state(KEYS)
 if not found or s.epoch ~= epoch then
   return 0
 end

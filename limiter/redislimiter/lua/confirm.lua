@@ -16,11 +16,11 @@
 -- {0, 0, 0}, noting nothing. Waits the starts made ask for of up to slip
 -- are not made (so that a start that is late by the usual round trip does
 -- not cost another); the state keeps the debt, so it does not add up.
-local rule, extra = read_rule()
+local rule, extra = read_rule(ARGV)
 local epoch, serial, planned = tonumber(ARGV[extra]), tonumber(ARGV[extra + 1]), tonumber(ARGV[extra + 2])
 
 local now = clock()
-local s, found = load_state(KEYS[1])
+local s, found = load_state(KEYS)
 if not found or s.epoch ~= epoch then
   return {0, 0, 0}
 end
@@ -29,7 +29,7 @@ if s.paused_until > now then
   return {s.paused_until - now, 0, 1}
 end
 local late = now - planned > slip
-if late and not fits_quotas(rule, planned, now) then
+if late and not fits_quotas(s, rule, planned, now) then
   return {0, 0, 1}
 end
 local wait = allowed(s, rule, now) - now
@@ -38,7 +38,7 @@ if wait > slip then
 end
 
 if late then
-  remove_start(planned)
+  remove_start(s, planned)
   add_start(s, now)
   follow(s, rule, now)
 end

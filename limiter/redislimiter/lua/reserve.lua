@@ -2,8 +2,8 @@
 -- keyState.reserve does; told to report, it claims nothing and reports
 -- the domain, as keyState.state does.
 --
--- KEYS[1] is the domain's state hash, KEYS[2] the history of its starts
--- (state.lua).
+-- KEYS[1] is the domain's state hash, KEYS[2] the history of its starts,
+-- KEYS[3] the record of its latest start (state.lua).
 --
 -- ARGV is the rule (read_rule). To reserve, the jitter sample, the
 -- longest acceptable wait in nanoseconds (0: any), the not-before and the
@@ -13,7 +13,8 @@
 -- caller's own earlier starts, which Redis did not grant (its fallback
 -- did, while Redis was away), keep this start back. The last start is how
 -- long before now the caller's latest start was (limiter.Request's
--- LastStart): a domain without a state counts it as a start. A
+-- LastStart): a domain without a state counts it as a start, or the start
+-- its record holds, if later. A
 -- reservation returns {1, wait, reason, serial, start, epoch}, or
 -- {0, wait, reason} when the wait is too long, in which case it claims
 -- nothing. A report returns {wait, reason, paused, then each quota's
@@ -24,7 +25,7 @@
 -- horizon, defined before this script, is the longest wait: a reservation
 -- that would wait longer is refused whatever the longest acceptable wait,
 -- and a report says horizon.
-local rule, extra = read_rule()
+local rule, extra = read_rule(ARGV)
 local report = ARGV[extra] == 'report'
 local sample, max_wait, not_before, last_start = 0, 0, 0, nil
 if report then
@@ -35,11 +36,17 @@ elseif ARGV[extra] then
 end
 
 local now = clock()
-local s, found = load_state(KEYS[1])
+local s, found = load_state(KEYS)
 trim(s, rule, now)
-local counted = last_start and not found
-if counted then
-  count_start(s, rule, now - math.min(tonumber(last_start), 2 * horizon))
+local counted -- the start counted for a domain without a state: the later of its record's and the caller's
+if not found then
+  counted = recorded_start(s)
+  if last_start then
+    counted = math.max(counted or 0, now - math.min(tonumber(last_start), 2 * horizon))
+  end
+  if counted then
+    count_start(s, rule, counted)
+  end
 end
 
 local start, reason = earliest(s, rule, now, sample, now + not_before)
@@ -54,7 +61,7 @@ if report then
   local out = {math.min(start - now, horizon), reason, math.max(0, s.paused_until - now)}
   for _, q in ipairs(rule.quotas) do
     local remaining, next_free = q.requests, 0
-    for _, v in ipairs(redis.call('LRANGE', history, -q.requests, -1)) do
+    for _, v in ipairs(redis.call('LRANGE', s.history, -q.requests, -1)) do
       local ends = tonumber(v) + q.window
       if ends > now then
         if remaining == q.requests then
@@ -66,7 +73,7 @@ if report then
     out[#out + 1], out[#out + 2] = remaining, next_free
   end
   if s.list_made then
-    redis.call('DEL', history) -- made for the last start, which a report does not keep
+    redis.call('DEL', s.history) -- made for the last start, which a report does not keep
   end
   return out
 end
@@ -94,4 +101,4 @@ if start == now then
 end
 keep(s, turn, now)
 save(s, rule, now)
-return {1, turn.at - now, reason, turn.serial, turn.at, s.epoch}
+return {1, turn[AT] - now, reason, turn[SERIAL], turn[AT], s.epoch}

@@ -7,9 +7,6 @@ local function list_time(t)
   return string.format('%.0f', t)
 end
 
--- history is the key of the history of starts: KEYS[2], nil for a probe.
-local history = KEYS[2]
-
 -- history_window returns the longest window the history keeps at now:
 -- the rule's, or a longer one that a worker whose rule has it used within
 -- that window, so that during a rolling deploy of a quota change every
@@ -25,6 +22,7 @@ end
 -- now.
 local function trim(s, rule, now)
   local window = history_window(s, rule, now)
+  local history = s.history
   if not history or window == 0 then
     return
   end
@@ -39,6 +37,7 @@ end
 -- quota counts it. A history it makes has no expiry yet: it sets
 -- s.list_made.
 local function add_start(s, t)
+  local history = s.history
   if not history or s.window == 0 then
     return
   end
@@ -58,21 +57,21 @@ local function add_start(s, t)
 end
 
 -- remove_start deletes one start t from the history.
-local function remove_start(t)
-  if history then
-    redis.call('LREM', history, -1, list_time(t))
+local function remove_start(s, t)
+  if s.history then
+    redis.call('LREM', s.history, -1, list_time(t))
   end
 end
 
 -- fits_quotas reports whether the starts, with the one planned at at
 -- moved to now, fit every quota: no window holds more starts than its
 -- quota allows.
-local function fits_quotas(rule, at, now)
+local function fits_quotas(s, rule, at, now)
   if #rule.quotas == 0 then
     return true
   end
   local moved, found = {}, false
-  for _, v in ipairs(redis.call('LRANGE', history, 0, -1)) do
+  for _, v in ipairs(redis.call('LRANGE', s.history, 0, -1)) do
     local t = tonumber(v)
     if t == at and not found then
       found = true
@@ -112,10 +111,10 @@ local function earliest(s, rule, now, sample, not_before)
   later(not_before, 'queue')
   later(s.paused_until, 'pause')
   if #rule.quotas > 0 then
-    local n = redis.call('LLEN', history)
+    local n = redis.call('LLEN', s.history)
     for _, q in ipairs(rule.quotas) do
       if n >= q.requests then
-        later(tonumber(redis.call('LINDEX', history, n - q.requests)) + q.window, 'quota')
+        later(tonumber(redis.call('LINDEX', s.history, n - q.requests)) + q.window, 'quota')
       end
     end
   end
@@ -159,19 +158,19 @@ end
 -- the plan before it.
 local function claim(s, rule, t)
   s.serial = (s.serial + 1) % 4294967296
-  local turn = {serial = s.serial, at = t, tokens = s.tokens, tokens_at = s.tokens_at, latest = s.latest}
+  local turn = {[SERIAL] = s.serial, [AT] = t, [TOKENS] = s.tokens, [TOKENS_AT] = s.tokens_at, [LATEST] = s.latest}
   plan_start(s, rule, t)
   return turn
 end
 
--- note_start notes that a request starts at now.
+-- note_start notes that a request starts at now, for save to record too.
 local function note_start(s, rule, now)
   if rule.rate > 0 then
     s.sent_tokens = level(s.sent_tokens, s.sent_tokens and s.sent, now, rule) - 1
   else
     s.sent_tokens = nil
   end
-  s.sent, s.made = now, s.made + 1
+  s.sent, s.made, s.noted = now, s.made + 1, true
 end
 
 -- count_start counts a start at t that the caller made before the
@@ -184,37 +183,41 @@ end
 
 -- begin_turn notes that turn's request starts at now.
 local function begin_turn(s, rule, turn, now)
-  turn.started, turn.sent, turn.sent_tokens, turn.at = true, s.sent, s.sent_tokens, now
+  turn[STARTED], turn[SENT], turn[SENT_TOKENS], turn[AT] = true, s.sent, s.sent_tokens, now
   note_start(s, rule, now)
-  turn.made = s.made
+  turn[MADE] = s.made
 end
 
 -- keep adds turn, the latest, claimed at now, to the turns a cancel may
 -- give back. It forgets the turns that no cancel can give back any more:
 -- those a started turn follows, and those whose time has come.
 local function keep(s, turn, now)
+  local turns = s.turns
   local first = 1
-  for j = #s.turns, 1, -1 do
-    if s.turns[j].started then
+  for j = #turns, 1, -1 do
+    if turns[j][STARTED] then
       first = j + 1
       break
     end
   end
-  while first <= #s.turns and s.turns[first].at <= now do
+  while first <= #turns and turns[first][AT] <= now do
     first = first + 1
   end
-  local kept = {}
-  for j = first, #s.turns do
-    kept[#kept + 1] = s.turns[j]
+  local kept = 0
+  for j = first, #turns do
+    kept = kept + 1
+    turns[kept] = turns[j]
   end
-  kept[#kept + 1] = turn
-  s.turns = kept
+  for j = #turns, kept + 1, -1 do
+    turns[j] = nil
+  end
+  turns[kept + 1] = turn
 end
 
 -- find returns the index in s.turns of the turn numbered serial, or nil.
 local function find(s, serial)
   for j = #s.turns, 1, -1 do
-    if s.turns[j].serial == serial then
+    if s.turns[j][SERIAL] == serial then
       return j
     end
   end
@@ -239,26 +242,26 @@ end
 local function cancel(s, rule, serial, at)
   local i = find(s, serial)
   if not i then
-    remove_start(at)
+    remove_start(s, at)
     return
   end
   local turn = s.turns[i]
-  if turn.cancelled then
+  if turn[CANCELLED] then
     return
   end
-  turn.cancelled = true
-  remove_start(turn.at)
+  turn[CANCELLED] = true
+  remove_start(s, turn[AT])
   local j = #s.turns
-  while j > 0 and s.turns[j].cancelled do
+  while j > 0 and s.turns[j][CANCELLED] do
     j = j - 1
   end
   if j == #s.turns then
     return
   end
   local oldest = s.turns[j + 1]
-  s.tokens, s.tokens_at, s.latest = oldest.tokens, oldest.tokens_at, oldest.latest
-  if oldest.started and oldest.made == s.made then
-    s.sent, s.sent_tokens = oldest.sent, oldest.sent_tokens -- its start is the latest made
+  s.tokens, s.tokens_at, s.latest = oldest[TOKENS], oldest[TOKENS_AT], oldest[LATEST]
+  if oldest[STARTED] and oldest[MADE] == s.made then
+    s.sent, s.sent_tokens = oldest[SENT], oldest[SENT_TOKENS] -- its start is the latest made
   end
   for k = #s.turns, j + 1, -1 do
     s.turns[k] = nil
@@ -281,7 +284,7 @@ local function quiet(s, rule)
   if rule.rate > 0 then
     q = math.max(q, full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q)
   end
-  local last = s.window > 0 and redis.call('LINDEX', history, -1)
+  local last = s.window > 0 and redis.call('LINDEX', s.history, -1)
   if last then
     q = math.max(q, tonumber(last) + s.window)
   end
@@ -289,15 +292,24 @@ local function quiet(s, rule)
 end
 
 -- save saves s at now and sets the keys' expiry (expiry.lua) when a list
--- was just made or the state's quiet time passed it.
+-- was just made or the state's quiet time passed it. A start noted is
+-- written to the record too (state.lua), which expires with the keys: a
+-- record just made gets their expiry.
 local function save(s, rule, now)
   s.quiet_at = quiet(s, rule)
   local ttl
   s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
-  save_state(KEYS[1], s)
+  save_state(s)
+  if s.noted and s.record and record_start(s) and not ttl then
+    redis.call('PEXPIRE', s.record, math.max(math.ceil((s.expires_at - now) / 1000), 1))
+  end
   if ttl then
-    for i = 1, #KEYS do
-      redis.call('PEXPIRE', KEYS[i], ttl)
+    redis.call('PEXPIRE', s.key, ttl)
+    if s.history then
+      redis.call('PEXPIRE', s.history, ttl)
+    end
+    if s.record then
+      redis.call('PEXPIRE', s.record, ttl)
     end
   end
 end

@@ -1,4 +1,4 @@
--- A domain's state is one field, s, of its hash: a MessagePack stream
+-- A domain's state is one field, p, of its hash: a MessagePack stream
 -- (cmsgpack) of these values, in this order, so that a call reads and
 -- writes one small value:
 --   tokens, tokens_at   the plan's bucket: its tokens at time tokens_at;
@@ -7,10 +7,7 @@
 --   paused_until        no start before it
 --   quiet_at            from then on the state is as good as a fresh one
 --   serial              the latest turn's number, below 2^32
---   (unused)            ''
 --   expires_at          when the keys expire
---   (unused)            five nils (older scripts kept the latest turn's
---                       undo here; nil tells them it cannot be undone)
 --   epoch               in [1, 2^32): set from the clock when the first
 --                       reservation writes the state, so that a state made
 --                       anew (FLUSHALL, a restart without persistence, an
@@ -20,49 +17,81 @@
 --   sent, sent_tokens   when the latest request really started, and the
 --                       tokens its bucket held just after (nil: full);
 --                       sent is nil until a start is noted
---   turns               the latest turns handed out, oldest first, each
---                       with what giving it back restores (see keep)
 --   made                counts the starts made
 --   window, window_until
 --                       the longest window the history keeps (see
 --                       history_window), and until when
+--   turns               the latest turns handed out, oldest first, each
+--                       with what giving it back restores (see keep): an
+--                       array indexed by the turn's fields (SERIAL...)
 -- Times are integer microseconds on the clock that clock() reads; tokens
 -- are floats. The history, a list, holds the starts, planned or made, that
--- the longest window still holds, oldest first.
+-- the longest window still holds, oldest first. (Versions before 0.3 kept
+-- another encoding in field s, which these scripts do not read.)
 
--- load_state returns the state in the hash key as a table, and whether
--- there is one. A domain without one is as a fresh one: not paused,
--- quiet, numbered 0, without an expiry.
-local function load_state(key)
-  local s = {paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0, turns = {}, window = 0, window_until = 0}
-  local raw = redis.call('HGET', key, 's')
+-- A turn is an array, so that the state packs it small; these are the
+-- indices of its fields: its number; its start; the plan's bucket and
+-- latest start before it, which giving it back restores; whether its
+-- request started, and then the latest start made and its bucket before
+-- it, and how many starts were made with it; whether it was given back.
+local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+
+-- load_state returns the state of the domain whose keys are keys (its
+-- state hash, then the history of its starts and the record of its latest
+-- start, both nil for a probe) as a table, and whether there is one. A
+-- domain without one is as a fresh one: not paused, quiet, numbered 0,
+-- without an expiry. The table holds the keys too, as key, history and
+-- record.
+--
+-- The record is a key apart, so that Redis losing one of the two keys
+-- (evicted under allkeys-lru, deleted) does not lose the latest start: a
+-- domain whose state is lost counts the start its record holds (see
+-- recorded_start). It holds the latest start made, and expires with the
+-- other keys.
+local function load_state(keys)
+  local raw = redis.call('HGET', keys[1], 'p')
   if not raw then
-    return s, false
+    return {key = keys[1], history = keys[2], record = keys[3], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0,
+      turns = {}, window = 0, window_until = 0}, false
   end
-  local v = {cmsgpack.unpack(raw)}
-  s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial = v[1], v[2], v[3], v[4], v[5], v[6]
-  s.expires_at, s.epoch, s.sent, s.sent_tokens = v[8], v[14], v[15], v[16]
-  s.turns, s.made, s.window, s.window_until = v[17] or {}, v[18] or 0, v[19] or 0, v[20] or 0
-  return s, true
+  local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, turns =
+    cmsgpack.unpack(raw)
+  return {key = keys[1], history = keys[2], record = keys[3], tokens = tokens, tokens_at = tokens_at, latest = latest, paused_until = paused_until,
+    quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch, sent = sent, sent_tokens = sent_tokens, made = made,
+    turns = turns, window = window, window_until = window_until}, true
 end
 
--- save_state writes s, in load_state's order, to the hash key.
-local function save_state(key, s)
-  redis.call('HSET', key, 's', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, '',
-    s.expires_at, nil, nil, nil, nil, nil, s.epoch, s.sent, s.sent_tokens, s.turns, s.made, s.window, s.window_until))
+-- recorded_start returns the latest start made that the record of s's
+-- domain holds, or nil. The record is a hash whose field at holds it
+-- (MessagePack), so that writing it keeps the key's expiry.
+local function recorded_start(s)
+  local v = s.record and redis.call('HGET', s.record, 'at')
+  return v and cmsgpack.unpack(v) or nil
 end
 
--- read_rule returns the rule at the start of ARGV: rate, burst,
--- min_delay, jitter, the number of quotas, then each quota's requests and
--- window; and the index in ARGV of the first argument after it. Each
--- duration is cut to twice horizon, so that every time stays an exact
--- integer well within an int64.
-local function read_rule()
-  local rule = {rate = tonumber(ARGV[1]), burst = tonumber(ARGV[2]), min_delay = math.min(tonumber(ARGV[3]), 2 * horizon),
-    jitter = math.min(tonumber(ARGV[4]), 2 * horizon), quotas = {}, longest = 0}
-  local count = tonumber(ARGV[5])
+-- record_start writes s.sent to the record of s's domain, and reports
+-- whether it made the record, which then has no expiry.
+local function record_start(s)
+  return redis.call('HSET', s.record, 'at', cmsgpack.pack(s.sent)) == 1
+end
+
+-- save_state writes s, in load_state's order, to its hash.
+local function save_state(s)
+  redis.call('HSET', s.key, 'p', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, s.expires_at, s.epoch,
+    s.sent, s.sent_tokens, s.made, s.window, s.window_until, s.turns))
+end
+
+-- read_rule returns the rule at the start of argv, a script's arguments:
+-- rate, burst, min_delay, jitter, the number of quotas, then each quota's
+-- requests and window; and the index in argv of the first argument after
+-- it. Each duration is cut to twice horizon, so that every time stays an
+-- exact integer well within an int64.
+local function read_rule(argv)
+  local rule = {rate = tonumber(argv[1]), burst = tonumber(argv[2]), min_delay = math.min(tonumber(argv[3]), 2 * horizon),
+    jitter = math.min(tonumber(argv[4]), 2 * horizon), quotas = {}, longest = 0}
+  local count = tonumber(argv[5])
   for i = 1, count do
-    local q = {requests = tonumber(ARGV[4 + 2 * i]), window = math.min(tonumber(ARGV[5 + 2 * i]), 2 * horizon)}
+    local q = {requests = tonumber(argv[4 + 2 * i]), window = math.min(tonumber(argv[5 + 2 * i]), 2 * horizon)}
     rule.quotas[i], rule.longest = q, math.max(rule.longest, q.window)
   end
   return rule, 6 + 2 * count
