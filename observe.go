@@ -23,6 +23,7 @@ import (
 // left as it is.
 func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
 	p := d.pace.Load()
+	t.countAnswer(d, p, resp.StatusCode, resp.Status)
 	if d.unpaced(p) {
 		return
 	}
@@ -40,6 +41,9 @@ func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response,
 // does (see config.Limit.ErrorStatuses).
 func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, sent time.Time) {
 	p := d.pace.Load()
+	if transportFailure(ctx, err) {
+		t.countAnswer(d, p, 0, err.Error())
+	}
 	if d.unpaced(p) || !transportFailure(ctx, err) || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
 		return
 	}

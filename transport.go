@@ -87,9 +87,10 @@ type Transport struct {
 	limitsMu       sync.Mutex // held while SetLimit or SetConfig replaces limits
 	domains        *domains.Table[domain, *domain]
 
-	maxPause time.Duration
-	robots   *robotscache.Cache // nil unless WithRobots
-	scopes   *scopes
+	maxPause  time.Duration
+	maxErrors int                // failed answers in a row that give a domain up; 0: never
+	robots    *robotscache.Cache // nil unless WithRobots
+	scopes    *scopes
 }
 
 // NewTransport returns a Transport that sends requests through base (a
@@ -124,7 +125,8 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		logger:         o.logger,
 		userAgent:      o.userAgent,
 
-		maxPause: o.maxPause,
+		maxPause:  o.maxPause,
+		maxErrors: o.maxErrors,
 	}
 	t.limits.Store(limits)
 	t.robots = newRobotsCache(t, o.robots, o.userAgent)
@@ -153,6 +155,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Done before its turn was asked for: net/http's own error.
 		d.stats.Canceled()
 		return nil, refuse(req, d, nil, tk, false, context.Cause(ctx))
+	}
+	if err := t.givenUp(d); err != nil {
+		d.stats.GivenUp()
+		return nil, refuse(req, d, nil, tk, false, err)
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
@@ -190,6 +196,11 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	if err != nil {
 		held.end()
 		d.stats.Canceled()
+		return nil, refuse(req, d, p, tk, true, err)
+	}
+	if err := t.givenUp(d); err != nil { // while it waited
+		held.end()
+		d.stats.GivenUp()
 		return nil, refuse(req, d, p, tk, true, err)
 	}
 	tk.Claimed()

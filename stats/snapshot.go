@@ -35,6 +35,11 @@ type Snapshot struct {
 	FailedRequests int64
 	// DisallowedRequests counts requests robots.txt forbade; none was sent.
 	DisallowedRequests int64
+	// GivenUp reports whether the domain was given up after failing again
+	// and again (polite.WithMaxErrors); GivenUpRequests counts the
+	// requests refused since, none of them sent.
+	GivenUp         bool
+	GivenUpRequests int64
 	// TotalWaitTime is the time all sent requests spent waiting.
 	TotalWaitTime time.Duration
 	// AverageWaitTime is TotalWaitTime over DelayedRequests.
@@ -79,6 +84,8 @@ type snapshotJSON struct {
 	CanceledRequests   int64            `json:"canceled_requests"`
 	FailedRequests     int64            `json:"failed_requests"`
 	DisallowedRequests int64            `json:"disallowed_requests"`
+	GivenUp            bool             `json:"given_up,omitempty"`
+	GivenUpRequests    int64            `json:"given_up_requests,omitempty"`
 	TotalWaitTimeMS    float64          `json:"total_wait_time_ms"`
 	AverageWaitTimeMS  float64          `json:"average_wait_time_ms"`
 	LastRequestTime    time.Time        `json:"last_request_time,omitzero"`
@@ -114,6 +121,8 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		CanceledRequests:   s.CanceledRequests,
 		FailedRequests:     s.FailedRequests,
 		DisallowedRequests: s.DisallowedRequests,
+		GivenUp:            s.GivenUp,
+		GivenUpRequests:    s.GivenUpRequests,
 		TotalWaitTimeMS:    milliseconds(s.TotalWaitTime),
 		AverageWaitTimeMS:  milliseconds(s.AverageWaitTime),
 		LastRequestTime:    s.LastRequestTime,
