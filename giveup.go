@@ -69,13 +69,16 @@ func (t *Transport) givenUp(d *domain) error {
 	return &givenUpError{domain: d.key, failures: t.maxErrors, last: last}
 }
 
-// GivenUp reports whether the Transport gave domain up (see
-// WithMaxErrors): its requests are refused at once. domain is keyed as a
-// request would be.
-func (t *Transport) GivenUp(domain string) bool {
+// GivenUp returns the error a request to domain gets once the
+// Transport gave domain up (see WithMaxErrors), matching ErrGivenUp, or
+// nil if it did not. domain is keyed as a request would be.
+func (t *Transport) GivenUp(domain string) error {
 	if !t.made() {
-		return false
+		return nil
 	}
 	d, ok := t.domains.Load(t.keyOf(domain))
-	return ok && d.failures.givenUp.Load()
+	if !ok {
+		return nil
+	}
+	return t.givenUp(d)
 }

@@ -231,7 +231,7 @@ func WithMaxPause(d time.Duration) Option {
 // the count again. From then on, every request to the domain, those
 // waiting for their turn included, fails at once with an error matching
 // ErrGivenUp, without being sent, and is counted in the domain's
-// stats.Snapshot.GivenUpRequests; GivenUp reports it. The domain stays
+// stats.Snapshot.GivenUpRequests; Transport.GivenUp returns that error. The domain stays
 // given up until the Transport forgets it (see WithMaxDomains). Without
 // it, or with n 0, no domain is ever given up: a Transport serving for
 // days should not drop a domain for an outage, while a crawl that must
