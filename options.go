@@ -228,14 +228,16 @@ func WithMaxPause(d time.Duration) Option {
 // answers its limit's ErrorStatuses name (by default 500, 502, 503, 504
 // and transport failures such as a refused connection; see
 // config.Limit.ErrorStatuses). Any other answer before the n-th starts
-// the count again. From then on, every request to the domain, those
-// waiting for their turn included, fails at once with an error matching
-// ErrGivenUp, without being sent, and is counted in the domain's
-// stats.Snapshot.GivenUpRequests; Transport.GivenUp returns that error. The domain stays
-// given up until the Transport forgets it (see WithMaxDomains). Without
-// it, or with n 0, no domain is ever given up: a Transport serving for
-// days should not drop a domain for an outage, while a crawl that must
-// end (polite fetch gives up after 10) should.
+// the count again. From then on, every request to the domain fails with
+// an error matching ErrGivenUp without being sent, at once (or, if it was
+// already waiting for its turn, when the turn comes), and is counted in
+// the domain's stats.Snapshot.GivenUpRequests; Transport.GivenUp returns
+// that error. The domain stays given up until the Transport forgets it
+// (see WithMaxDomains). Without it, or with n 0, no domain is ever given
+// up: a Transport serving for days should not drop a domain for an
+// outage, while a crawl that must end (polite fetch gives up after 5)
+// should. With the default backoff (1 s, doubling), n failed answers in
+// a row take at least 2^(n-1)-1 seconds: 15 s for 5, 8.5 minutes for 10.
 func WithMaxErrors(n int) Option {
 	return func(o *options) { o.maxErrors = n }
 }
