@@ -171,6 +171,11 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 	if ctx.Err() != nil && !r.sent {
 		return false // stopped before it was sent: not started
 	}
+	if comeBack(r) {
+		if err := c.transport.GivenUp(r.key); err != nil {
+			r.err = err // this answer gave its domain up
+		}
+	}
 	if comeBack(r) && r.attempt <= c.retries && ctx.Err() == nil {
 		at := c.retryAt(r)
 		if c.maxWait > 0 && time.Until(at) > c.maxWait {
@@ -216,23 +221,29 @@ func (c *crawl) retryAt(r result) time.Time {
 }
 
 // checkWait settles, as not fetched, the queued targets of key when its
-// domain's next turn is further off than -max-wait allows, and returns how
-// many it settled.
+// domain was given up, or when its next turn is further off than
+// -max-wait allows, and returns how many it settled.
 func (c *crawl) checkWait(key string, targets []target, s *summary) int {
-	if c.maxWait <= 0 || c.queuedCount(key) == 0 {
+	if c.queuedCount(key) == 0 {
 		return 0
 	}
-	wait := c.transport.RemainingWait(key)
-	if wait <= c.maxWait {
-		return 0
+	why := c.transport.GivenUp(key)
+	if why == nil {
+		if c.maxWait <= 0 {
+			return 0
+		}
+		wait := c.transport.RemainingWait(key)
+		if wait <= c.maxWait {
+			return 0
+		}
+		why = notFetched(key, time.Now().Add(wait), c.maxWait)
 	}
-	at := time.Now().Add(wait)
 	n := 0
 	for _, a := range c.takeQueued(key) {
 		n++
 		s.failed++
 		c.recent.done(key)
-		c.display.done(result{target: targets[a.i], index: a.i, attempt: a.n, err: notFetched(key, at, c.maxWait), at: time.Since(c.start)})
+		c.display.done(result{target: targets[a.i], index: a.i, attempt: a.n, err: why, at: time.Since(c.start)})
 	}
 	return n
 }

@@ -36,6 +36,11 @@ An answer that asks to come back later (429, 500, 502, 503, 504, 522,
 fetched put the URL back in line: it goes again when its domain's turn
 comes (after the pause the server asked for), up to -retries times.
 
+A domain whose server fails -max-errors answers in a row (an answer the
+limit's error_statuses name, by default 500, 502, 503 and 504, or a
+refused, reset or timed out connection) is given up: its URLs left fail
+at once, each with that reason, and the table marks it.
+
 Two limits bound the time: -timeout bounds one attempt, from when its turn
 comes to the end of its body; -max-wait bounds how long a URL waits for
 its domain's next turn (a pause, a Retry-After, a quota, a Crawl-delay).
@@ -62,6 +67,11 @@ file another process is using; 128 plus the signal's number when stopped
 by a signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells
 report it.`
 
+// defaultMaxErrors is -max-errors' default: with the backoff between
+// failed answers (1 s, doubling), a domain failing from the start is
+// given up after 15 s.
+const defaultMaxErrors = 5
+
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,
 // which only the operator can give.
@@ -80,6 +90,7 @@ type fetchFlags struct {
 	maxPause      time.Duration
 	crawlDelay    time.Duration
 	retries       int
+	maxErrors     int
 	host          bool
 	metrics       string
 	redis         string
@@ -104,6 +115,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.maxPause, "max-pause", limiter.DefaultMaxPause, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
 	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", robotscache.DefaultMaxCrawlDelay, "the longest Crawl-delay a robots.txt can impose (with -robots)")
 	fs.IntVar(&f.retries, "retries", 3, "`times` a URL is tried again when its answer asks to come back later (0: never)")
+	fs.IntVar(&f.maxErrors, "max-errors", defaultMaxErrors, "give a domain up after `n` failed answers in a row (5xx, refused connections, timeouts): its URLs left fail at once (0: never)")
 	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
@@ -135,6 +147,8 @@ func (f *fetchFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-max-crawl-delay: must be positive, got %v", f.crawlDelay)
 	case f.retries < 0:
 		return fmt.Errorf("-retries: must not be negative, got %d", f.retries)
+	case f.maxErrors < 0:
+		return fmt.Errorf("-max-errors: must not be negative, got %d", f.maxErrors)
 	case f.set["state"] && f.set["redis"]:
 		return errors.New("-state: not with -redis, which keeps the pace in Redis")
 	case f.set["user-agent"] && f.set["contact"]:
@@ -211,7 +225,7 @@ func checkAgent(agent string) error {
 // -robots. The limiter is added apart (see sharedLimiter).
 func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]polite.Option, error) {
 	opts := []polite.Option{polite.WithUserAgent(f.userAgent()), polite.WithMaxPause(f.maxPause),
-		polite.WithMaxWait(f.maxWait), polite.WithTimeout(f.timeout)}
+		polite.WithMaxWait(f.maxWait), polite.WithTimeout(f.timeout), polite.WithMaxErrors(f.maxErrors)}
 	if f.host {
 		opts = append(opts, polite.WithKeyFunc(polite.HostKey))
 	}

@@ -29,14 +29,15 @@ func retryStatus(status int) bool {
 // not be fetched, or a transport failure (a refused or reset connection,
 // a timeout, a body cut short). polite's own refusals (a wait cancelled
 // or too long, a path robots.txt disallows), a host name that does not
-// resolve and a body that could not be saved are final.
+// resolve, a domain given up and a body that could not be saved are
+// final.
 func comeBack(r result) bool {
 	switch {
 	case r.err == nil:
 		return retryStatus(r.status)
 	case errors.Is(r.err, polite.ErrRobotsUnreachable):
 		return true
-	case r.saving, errors.Is(r.err, polite.ErrDisallowed), errors.Is(r.err, context.Canceled):
+	case r.saving, errors.Is(r.err, polite.ErrDisallowed), errors.Is(r.err, polite.ErrGivenUp), errors.Is(r.err, context.Canceled):
 		return false
 	}
 	var we *polite.WaitError

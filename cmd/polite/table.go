@@ -89,7 +89,8 @@ func parseAddr(key string) (netip.Addr, string, bool) {
 // QUEUED is the time URLs waited in the frontier, summed, WAITED
 // the time requests waited in the Transport; PAUSED the time the server
 // paused the domain within the run; ERRORS the requests that got no
-// response: failed, cancelled or refused (robots.txt).
+// response: failed, cancelled or refused (robots.txt, a domain given up).
+// RESPONSES ends with "given up" for a domain given up.
 func writeTable(w io.Writer, rows []domainRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tREQUESTS\tRATE\tQUEUED\tWAITED\tPAUSED\tRETRIES\tROBOTS\tERRORS\tRESPONSES")
@@ -97,7 +98,7 @@ func writeTable(w io.Writer, rows []domainRow) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
 			r.Domain, r.TotalRequests, formatRate(r.Rate), seconds(r.QueueWait), seconds(r.TotalWaitTime),
 			seconds(r.PausedInRun), r.Retries, r.RobotsRequests,
-			r.FailedRequests+r.CanceledRequests+r.DisallowedRequests, classes(r.Snapshot))
+			r.FailedRequests+r.CanceledRequests+r.DisallowedRequests+r.GivenUpRequests, classes(r.Snapshot))
 	}
 	return tw.Flush()
 }
@@ -120,6 +121,9 @@ func classes(s stats.Snapshot) string {
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("%s:%d", status.Class(class), n))
 		}
+	}
+	if s.GivenUp {
+		parts = append(parts, "given up")
 	}
 	if len(parts) == 0 {
 		return "-"
