@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -64,8 +65,9 @@ when some did not (a bad URL, a network error, a timeout, still asked to
 come back after its retries, not fetched within -max-wait), or the state
 could not be written; 2 for bad usage, a bad configuration or a -state
 file another process is using; 128 plus the signal's number when stopped
-by a signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells
-report it.`
+by a signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 141 for
+SIGPIPE: a write to a closed pipe stops the run as the others do), as
+shells report it.`
 
 // defaultMaxErrors is -max-errors' default: with the backoff between
 // failed answers (1 s, doubling), a domain failing from the start is
@@ -363,19 +365,25 @@ func runFetch(ctx context.Context, args []string, e env) (code int) {
 		maxWait:     p.maxWait,
 	}
 	sum := c.run(ctx, p.targets)
-	fmt.Fprintln(e.stderr, "polite fetch: "+sum.String())
-
 	code = exitOK
 	if sum.failed+sum.notStarted > 0 {
 		code = exitFailed
 	}
-	if err := report(e, t, c, sum.elapsed, p.json); err != nil {
+	// The figures are taken, and the state written, before anything is
+	// printed: stdout or stderr may be a closed pipe.
+	rows := domainRows(t.AllStats(), &c.figures, sum.elapsed, time.Now())
+	closed = true
+	closeErr := closeTransport()
+	fmt.Fprintln(e.stderr, "polite fetch: "+sum.String())
+	if err := report(e.stdout, rows, p.json); err != nil {
 		fmt.Fprintf(e.stderr, "polite fetch: writing the stats: %v\n", err)
 		code = exitFailed
+		if errors.Is(err, syscall.EPIPE) { // what SIGPIPE says, whether or not it came yet
+			code = exitSignal(syscall.SIGPIPE)
+		}
 	}
-	closed = true
-	if err := closeTransport(); err != nil {
-		fmt.Fprintf(e.stderr, "polite fetch: %s\n", oneLine(err.Error()))
+	if closeErr != nil {
+		fmt.Fprintf(e.stderr, "polite fetch: %s\n", oneLine(closeErr.Error()))
 		code = exitFailed
 	}
 	if sig, ok := stoppedBy(ctx); ok {
@@ -458,14 +466,13 @@ func (f *fetchFlags) userAgent() string {
 	return name
 }
 
-// report writes the per-domain figures of crawl c, which ran for run
-// through t, to stdout: a table, or JSON.
-func report(e env, t *polite.Transport, c *crawl, run time.Duration, asJSON bool) error {
-	rows := domainRows(t.AllStats(), &c.figures, run, time.Now())
+// report writes rows, the per-domain figures of a crawl, to w: a table,
+// or JSON.
+func report(w io.Writer, rows []domainRow, asJSON bool) error {
 	if !asJSON {
-		return writeTable(e.stdout, rows)
+		return writeTable(w, rows)
 	}
-	enc := json.NewEncoder(e.stdout)
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rowsByDomain(rows))
 }
