@@ -235,7 +235,7 @@ func WithMaxPause(d time.Duration) Option {
 // that error. The domain stays given up until the Transport forgets it
 // (see WithMaxDomains). Without it, or with n 0, no domain is ever given
 // up: a Transport serving for days should not drop a domain for an
-// outage, while a crawl that must end (polite fetch gives up after 5)
+// outage, while a crawl that must end (polite fetch gives up after 7)
 // should. With the default backoff (1 s, doubling), n failed answers in
 // a row take at least 2^(n-1)-1 seconds: 15 s for 5, 8.5 minutes for 10.
 func WithMaxErrors(n int) Option {

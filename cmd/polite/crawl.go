@@ -18,7 +18,6 @@ import (
 // result is what one attempt at a target came to.
 type result struct {
 	target
-	index   int    // of the target
 	attempt int    // 1 for the first
 	sent    bool   // the request left the Transport's wait
 	status  int    // 0 without a response
@@ -63,7 +62,7 @@ const grace = 5 * time.Second
 
 // attempt is one try at fetching a target.
 type attempt struct {
-	i      int // the target's index
+	t      *target
 	n      int // 1 for the first
 	pushed time.Time
 	sent   atomic.Bool // the request left the Transport's wait
@@ -83,13 +82,20 @@ type summary struct {
 	elapsed    time.Duration
 }
 
-// run fetches every target and says what came of them. When ctx ends, no
-// new request starts; requests already sent get the grace period to end.
-func (c *crawl) run(ctx context.Context, targets []target) summary {
+// maxAhead is the most targets a crawl holds at once: read from its
+// source and not yet settled. It bounds the crawl's memory, whatever the
+// length of its URL list, and how far ahead in the list the frontier
+// looks for a domain whose turn has come.
+const maxAhead = 10_000
+
+// run fetches every target of src and says what came of them. When ctx
+// ends, no new request starts and no more targets are read; requests
+// already sent get the grace period to end.
+func (c *crawl) run(ctx context.Context, src source) summary {
 	c.start = time.Now()
 	c.live = make(map[*attempt]struct{})
 	c.queued = make(map[string]map[*attempt]bool)
-	s := summary{total: len(targets)}
+	var s summary
 
 	// workers ends the workers' Next calls: at the stop, or once every
 	// target is settled while some request is still in the frontier.
@@ -101,38 +107,26 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 	})()
 
 	q := frontier.New(c.transport)
-	c.display.start(len(targets), c.status)
-	left := 0
-	keys := map[string]bool{}
-	for i := range targets {
-		t := &targets[i]
-		if t.err == nil {
-			t.err = c.pushAt(q, *t, &attempt{i: i, n: 1}, time.Time{})
-		}
-		if t.err != nil {
-			c.display.done(result{target: *t, index: i, attempt: 1, err: t.err, at: time.Since(c.start)})
-			s.failed++
-			continue
-		}
-		left++
-		keys[t.key] = true
-		c.recent.add(t.key)
-	}
-	for key := range keys {
-		left -= c.checkWait(key, targets, &s)
-	}
+	c.display.start(src.total(), c.status)
+	room := make(chan struct{}, maxAhead) // a place for each target held
+	fed := make(chan target)
+	go feed(ctx, src, room, fed)
 
 	results := make(chan result)
 	var wg sync.WaitGroup
-	for range min(c.concurrency, max(left, 1)) {
+	workerCount := c.concurrency
+	if n := src.total(); n >= 0 {
+		workerCount = min(workerCount, max(n, 1))
+	}
+	for range workerCount {
 		wg.Go(func() {
 			for req, err := q.Next(workers); err == nil; req, err = q.Next(workers) {
 				a := req.Context().Value(attemptKey{}).(*attempt)
-				if !c.handOut(a, targets[a.i].key) {
+				if !c.handOut(a, a.t.key) {
 					continue
 				}
-				c.recent.taken(targets[a.i].key)
-				results <- c.fetch(req, targets[a.i], a)
+				c.recent.taken(a.t.key)
+				results <- c.fetch(req, a)
 			}
 		})
 	}
@@ -140,19 +134,47 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 		wg.Wait()
 		close(results)
 	}()
-	if left == 0 {
-		q.Close()
-		endWorkers() // what is left in q was settled: not to be waited for
-	}
-	for r := range results {
-		if c.next(ctx, q, r, &s) {
-			c.recent.done(r.key)
-			left--
+
+	left := 0 // targets held and not settled
+	settled := func(n int) {
+		left -= n
+		for range n {
+			<-room
 		}
-		left -= c.checkWait(r.key, targets, &s)
-		if left == 0 {
-			q.Close()
-			endWorkers()
+	}
+	stopped := ctx.Done()
+	for results != nil && (fed != nil || left > 0) {
+		select {
+		case <-stopped:
+			stopped, fed = nil, nil // the feeder stops too
+		case t, ok := <-fed:
+			if !ok {
+				fed = nil
+				continue
+			}
+			s.total++
+			if c.begin(q, t, &s) {
+				left++
+			} else if t.err == nil {
+				<-room // the place feed took for it
+			}
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				continue
+			}
+			if c.next(ctx, q, r, &s) {
+				c.recent.done(r.key)
+				settled(1)
+			}
+			settled(c.checkWait(r.key, &s))
+		}
+	}
+	q.Close()
+	endWorkers() // what is left in q was settled: not to be waited for
+	if results != nil {
+		for r := range results { // only after the stop: requests in flight ending
+			c.next(ctx, q, r, &s)
 		}
 	}
 	for _, t := range c.takeTimers() {
@@ -162,6 +184,50 @@ func (c *crawl) run(ctx context.Context, targets []target) summary {
 	s.elapsed = time.Since(c.start)
 	c.display.finish()
 	return s
+}
+
+// feed sends src's targets to fed, each usable one once room has a place
+// for it, until src or ctx ends; then it closes fed.
+func feed(ctx context.Context, src source, room chan<- struct{}, fed chan<- target) {
+	defer close(fed)
+	for ctx.Err() == nil {
+		t, ok := src.next()
+		if !ok {
+			return
+		}
+		if t.err == nil {
+			select {
+			case room <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		select {
+		case fed <- t:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// begin pushes t's first attempt, and reports whether it was pushed; if
+// not, t is settled as failed. A target whose domain the crawl does not wait for (see
+// passOver) is not pushed, so that the frontier never holds more than the
+// targets held.
+func (c *crawl) begin(q *frontier.Frontier, t target, s *summary) bool {
+	if t.err == nil {
+		t.err = c.passOver(t.key)
+	}
+	if t.err == nil {
+		held := &t
+		if t.err = c.pushAt(q, held, &attempt{t: held, n: 1}, time.Time{}); t.err == nil {
+			c.recent.add(t.key)
+			return true
+		}
+	}
+	c.display.done(result{target: t, attempt: 1, err: t.err, at: time.Since(c.start)})
+	s.failed++
+	return false
 }
 
 // next handles the result of an attempt: it reports whether the target is
@@ -183,7 +249,8 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 		} else {
 			c.figures.retried(r.key)
 			c.display.retry(r, at)
-			if err := c.pushAt(q, r.target, &attempt{i: r.index, n: r.attempt + 1}, at); err == nil {
+			held := &r.target
+			if err := c.pushAt(q, held, &attempt{t: held, n: r.attempt + 1}, at); err == nil {
 				return false
 			}
 		}
@@ -220,32 +287,41 @@ func (c *crawl) retryAt(r result) time.Time {
 	return time.Now().Add(c.transport.RemainingWait(r.key))
 }
 
-// checkWait settles, as not fetched, the queued targets of key when its
-// domain was given up, or when its next turn is further off than
-// -max-wait allows, and returns how many it settled.
-func (c *crawl) checkWait(key string, targets []target, s *summary) int {
+// checkWait settles, as not fetched, the queued targets of key when the
+// crawl will not wait for its domain (see passOver), and returns how many
+// it settled.
+func (c *crawl) checkWait(key string, s *summary) int {
 	if c.queuedCount(key) == 0 {
 		return 0
 	}
-	why := c.transport.GivenUp(key)
+	why := c.passOver(key)
 	if why == nil {
-		if c.maxWait <= 0 {
-			return 0
-		}
-		wait := c.transport.RemainingWait(key)
-		if wait <= c.maxWait {
-			return 0
-		}
-		why = notFetched(key, time.Now().Add(wait), c.maxWait)
+		return 0
 	}
 	n := 0
 	for _, a := range c.takeQueued(key) {
 		n++
 		s.failed++
 		c.recent.done(key)
-		c.display.done(result{target: targets[a.i], index: a.i, attempt: a.n, err: why, at: time.Since(c.start)})
+		c.display.done(result{target: *a.t, attempt: a.n, err: why, at: time.Since(c.start)})
 	}
 	return n
+}
+
+// passOver returns why the crawl does not wait for key's domain, if it
+// does not: the domain was given up, or its next turn is further off than
+// -max-wait allows.
+func (c *crawl) passOver(key string) error {
+	if err := c.transport.GivenUp(key); err != nil {
+		return err
+	}
+	if c.maxWait <= 0 {
+		return nil
+	}
+	if wait := c.transport.RemainingWait(key); wait > c.maxWait {
+		return notFetched(key, time.Now().Add(wait), c.maxWait)
+	}
+	return nil
 }
 
 // notFetched is the error for a URL whose turn comes at at, past -max-wait.
@@ -256,7 +332,7 @@ func notFetched(key string, at time.Time, maxWait time.Duration) error {
 
 // pushAt makes the request of attempt a at t and queues it in q at the
 // time at, or now if at has come.
-func (c *crawl) pushAt(q *frontier.Frontier, t target, a *attempt, at time.Time) error {
+func (c *crawl) pushAt(q *frontier.Frontier, t *target, a *attempt, at time.Time) error {
 	req, err := c.request(t, a)
 	if err != nil {
 		return err
@@ -288,7 +364,7 @@ func (c *crawl) pushAt(q *frontier.Frontier, t target, a *attempt, at time.Time)
 // attempt's own, not the crawl's, so that the stop can let a request
 // already sent end (see stop); it notes when the request leaves the
 // Transport's wait.
-func (c *crawl) request(t target, a *attempt) (*http.Request, error) {
+func (c *crawl) request(t *target, a *attempt) (*http.Request, error) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), attemptKey{}, a))
 	a.cancel = cancel
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) {
@@ -377,10 +453,10 @@ func (c *crawl) stop() {
 	}
 }
 
-// fetch sends req, the request of attempt a at t, and reads (or saves)
-// its body.
-func (c *crawl) fetch(req *http.Request, t target, a *attempt) result {
-	r := result{target: t, index: a.i, attempt: a.n}
+// fetch sends req, the request of attempt a, and reads (or saves) its
+// body.
+func (c *crawl) fetch(req *http.Request, a *attempt) result {
+	r := result{target: *a.t, attempt: a.n}
 	start := time.Now()
 	r.err = c.get(req, &r)
 	r.elapsed = time.Since(start)

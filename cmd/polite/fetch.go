@@ -30,7 +30,11 @@ Fetches each URL through a polite Transport, paced per domain, with a pool
 of workers; a free worker takes the next URL of the domain whose turn comes
 soonest. URLs come from the arguments or, without any, from stdin, one per
 line (blank lines, lines starting with # and a UTF-8 byte-order mark are
-skipped; at most 1,000,000 URLs, 64 KiB a line, 128 MiB in all).
+skipped). The list is read as the crawl goes, at most 10,000 URLs ahead of
+those done, so that the first request goes as soon as its line comes and
+memory does not grow with the list; the frontier picks among the URLs read.
+A line that cannot be used (two URLs, more than 64 KiB, a bad URL) fails
+alone, naming its line number, and the run goes on.
 
 An answer that asks to come back later (429, 500, 502, 503, 504, 522,
 524), a network error or timeout, and a robots.txt that could not be
@@ -71,8 +75,10 @@ shells report it.`
 
 // defaultMaxErrors is -max-errors' default: with the backoff between
 // failed answers (1 s, doubling), a domain failing from the start is
-// given up after 15 s.
-const defaultMaxErrors = 5
+// given up after 63 s, and a run of a few hundred URLs ends within two
+// minutes; a server that fails each page twice before it answers (six in
+// a row over three pages) is not given up.
+const defaultMaxErrors = 7
 
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,
@@ -281,7 +287,7 @@ type fetchPlan struct {
 	fetchFlags
 	opts         []polite.Option // from -config, -rate, -burst and -robots
 	redisOptions *redis.Options  // from -redis; nil without it
-	targets      []target        // the URLs, each parsed or with its error
+	targets      source          // the URLs, each parsed or with its error
 }
 
 // planFetch is the whole of polite fetch's input handling: it parses the
@@ -304,17 +310,14 @@ func planFetch(args []string, e env, load func(path string) (*config.File, error
 		}
 	}
 	if err == nil {
-		urls, err = urlsOrStdin(urls, e.stdin)
+		key := p.keyFunc()
+		p.targets, err = argsOrStdin(urls, e.stdin, func(raw string) target { return parseTarget(raw, key) })
 	}
 	if err != nil {
 		return nil, usageError(e, fs, err)
 	}
 	if p.opts, err = p.options(load); err != nil {
 		return nil, fatal(e, "polite fetch", err)
-	}
-	p.targets = make([]target, len(urls))
-	for i, raw := range urls {
-		p.targets[i] = parseTarget(raw, p.keyFunc())
 	}
 	return p, exitOK
 }

@@ -312,8 +312,6 @@ func TestFetchBadUsage(t *testing.T) {
 		{"contact with a space", []string{"-contact", "https://example.com/a b", "http://a.test/"}, "", "at byte 21"},
 		{"contact with a parenthesis", []string{"-contact", "https://example.com/a)", "http://a.test/"}, "", "without spaces or parentheses"},
 		{"robots escape", []string{"-robots", "bot\x1b[31m", "http://a.test/"}, "", "a control character"},
-		{"stdin line too long", nil, "http://a.test/\n" + strings.Repeat("x", 70<<10), "reading stdin: line 2 is longer than 64 KiB"},
-		{"stdin two URLs on a line", nil, "http://a.test/1\n\nhttp://a.test/2 http://alice:PW@a.test/3\n", `reading stdin: line 3 holds more than one URL ("http://a.test/2", then "http://alice:xxxxx@a.test/3")`},
 		{"negative retries", []string{"-retries", "-1", "http://a.test/"}, "", "-retries: must not be negative"},
 		{"negative max-errors", []string{"-max-errors", "-1", "http://a.test/"}, "", "-max-errors: must not be negative"},
 		{"negative max-wait", []string{"-max-wait", "-1s", "http://a.test/"}, "", "-max-wait: must not be negative"},

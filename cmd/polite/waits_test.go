@@ -54,7 +54,9 @@ func TestFetchHost(t *testing.T) {
 	} {
 		p, code := planFetch(append(c.args, "http://www.example.com/"), env{}, nil)
 		require.NotNil(t, p, "exit %d", code)
-		require.NoError(t, p.targets[0].err)
-		assert.Equal(t, c.want, p.targets[0].key, "%v", c.args)
+		tg, ok := p.targets.next()
+		require.True(t, ok)
+		require.NoError(t, tg.err)
+		assert.Equal(t, c.want, tg.key, "%v", c.args)
 	}
 }
