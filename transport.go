@@ -156,6 +156,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		d.stats.Canceled()
 		return nil, refuse(req, d, nil, tk, false, context.Cause(ctx))
 	}
+	if queued := tk.TakeQueued(); queued > 0 {
+		d.stats.Queued(queued)
+	}
 	if err := t.givenUp(d); err != nil {
 		d.stats.GivenUp()
 		return nil, refuse(req, d, nil, tk, false, err)

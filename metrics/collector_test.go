@@ -109,6 +109,7 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 		"polite_requests_failed_total":     float64(s.FailedRequests),
 		"polite_requests_disallowed_total": float64(s.DisallowedRequests),
 		"polite_requests_given_up_total":   float64(s.GivenUpRequests),
+		"polite_queued_seconds_total":      s.QueuedTime.Seconds(),
 		"polite_wait_seconds_total":        s.TotalWaitTime.Seconds(),
 		"polite_throttled_responses_total": float64(s.ThrottledResponses),
 		"polite_degraded_requests_total":   float64(s.DegradedRequests),
@@ -192,7 +193,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
-	assert.Equal(t, 1+2*21, testutil.CollectAndCount(c))
+	assert.Equal(t, 1+2*22, testutil.CollectAndCount(c))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "polite_requests_total"))
 }
 

@@ -42,6 +42,11 @@ type Snapshot struct {
 	GivenUpRequests int64
 	// TotalWaitTime is the time all sent requests spent waiting.
 	TotalWaitTime time.Duration
+	// QueuedTime is the time the domain's requests waited in a frontier's
+	// line (package frontier) before they were handed out, summed over
+	// the requests: a wait the Transport does not see, apart from
+	// TotalWaitTime.
+	QueuedTime time.Duration
 	// AverageWaitTime is TotalWaitTime over DelayedRequests.
 	AverageWaitTime time.Duration
 	// LastRequestTime is when the latest request was sent.
@@ -87,6 +92,7 @@ type snapshotJSON struct {
 	GivenUp            bool             `json:"given_up,omitempty"`
 	GivenUpRequests    int64            `json:"given_up_requests,omitempty"`
 	TotalWaitTimeMS    float64          `json:"total_wait_time_ms"`
+	QueuedTimeMS       float64          `json:"queued_time_ms,omitempty"`
 	AverageWaitTimeMS  float64          `json:"average_wait_time_ms"`
 	LastRequestTime    time.Time        `json:"last_request_time,omitzero"`
 	DelayRate          float64          `json:"delay_rate"`
@@ -124,6 +130,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		GivenUp:            s.GivenUp,
 		GivenUpRequests:    s.GivenUpRequests,
 		TotalWaitTimeMS:    milliseconds(s.TotalWaitTime),
+		QueuedTimeMS:       milliseconds(s.QueuedTime),
 		AverageWaitTimeMS:  milliseconds(s.AverageWaitTime),
 		LastRequestTime:    s.LastRequestTime,
 		DelayRate:          s.DelayRate,

@@ -35,6 +35,7 @@ type rareCounters struct {
 	throttled, degraded       atomic.Int64
 	informational, unusual    atomic.Int64 // 1xx responses, and those of no class
 	waitNanos, pausedNanos    atomic.Int64
+	queuedNanos               atomic.Int64
 }
 
 // rareCounters returns r's rare counters, allocating them if need be.
@@ -94,6 +95,10 @@ func (r *Counters) Canceled() { r.rareCounters().canceled.Add(1) }
 // Disallowed records a request that robots.txt forbade.
 func (r *Counters) Disallowed() { r.rareCounters().disallowed.Add(1) }
 
+// Queued adds d to the time the domain's requests waited in a frontier's
+// line before they were handed out.
+func (r *Counters) Queued(d time.Duration) { r.rareCounters().queuedNanos.Add(int64(d)) }
+
 // GivenUp records a request refused because its domain was given up.
 func (r *Counters) GivenUp() { r.rareCounters().givenUp.Add(1) }
 
@@ -142,6 +147,7 @@ func (r *Counters) Snapshot(domain string) stats.Snapshot {
 		s.ThrottledResponses = c.throttled.Load()
 		s.DegradedRequests = c.degraded.Load()
 		s.PausedTime = time.Duration(c.pausedNanos.Load())
+		s.QueuedTime = time.Duration(c.queuedNanos.Load())
 		s.Responses[0], s.Responses[1] = c.unusual.Load(), c.informational.Load()
 	}
 	for i := range r.responses {
