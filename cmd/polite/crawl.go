@@ -24,6 +24,7 @@ type result struct {
 	bytes   int64  // body bytes read
 	file    string // where the body was saved, relative to -out
 	elapsed time.Duration
+	req     *http.Request // as the frontier handed it out
 	err     error         // nil when the attempt got a whole response
 	saving  bool          // err is the saver's: the answer came, the disk failed
 	at      time.Duration // since the crawl's start, when it ended
@@ -51,21 +52,21 @@ type crawl struct {
 	eta     etaCache
 
 	mu     sync.Mutex                   // guards what follows
-	live   map[*attempt]struct{}        // made and not yet ended
-	queued map[string]map[*attempt]bool // in the frontier, or due to be pushed again, by key
-	timers []*time.Timer                // pushes to come
+	live   map[*attempt]struct{}        // made and not yet settled
+	queued map[string]map[*attempt]bool // in the frontier, by key
 }
 
 // grace is how long requests already sent may go on after the crawl is
 // stopped, before they are cancelled.
 const grace = 5 * time.Second
 
-// attempt is one try at fetching a target.
+// attempt is the tries at fetching a target: the frontier puts its
+// request back in line for each try after the first.
 type attempt struct {
 	t      *target
-	n      int // 1 for the first
+	n      int // the try: 1 for the first
 	pushed time.Time
-	sent   atomic.Bool // the request left the Transport's wait
+	sent   atomic.Bool // the request of this try left the Transport's wait
 	cancel context.CancelFunc
 }
 
@@ -79,6 +80,7 @@ type summary struct {
 	retried    int // of those, the URLs tried more than once
 	failed     int // URLs that ended without a final answer
 	notStarted int // URLs never sent because the crawl was stopped
+	duplicates int // URLs dropped, listed before
 	elapsed    time.Duration
 }
 
@@ -106,7 +108,7 @@ func (c *crawl) run(ctx context.Context, src source) summary {
 		c.stop()
 	})()
 
-	q := frontier.New(c.transport)
+	q := frontier.New(c.transport, frontier.WithRetries(c.retries))
 	c.display.start(src.total(), c.status)
 	room := make(chan struct{}, maxAhead) // a place for each target held
 	fed := make(chan target)
@@ -123,6 +125,7 @@ func (c *crawl) run(ctx context.Context, src source) summary {
 			for req, err := q.Next(workers); err == nil; req, err = q.Next(workers) {
 				a := req.Context().Value(attemptKey{}).(*attempt)
 				if !c.handOut(a, a.t.key) {
+					q.Done(req, nil, context.Canceled) // settled while in line
 					continue
 				}
 				c.recent.taken(a.t.key)
@@ -177,10 +180,7 @@ func (c *crawl) run(ctx context.Context, src source) summary {
 			c.next(ctx, q, r, &s)
 		}
 	}
-	for _, t := range c.takeTimers() {
-		t.Stop()
-	}
-	s.notStarted = s.total - s.fetched - s.failed // each settled target is one or the other
+	s.notStarted = s.total - s.fetched - s.failed - s.duplicates // each settled target is one or the other
 	s.elapsed = time.Since(c.start)
 	c.display.finish()
 	return s
@@ -220,9 +220,14 @@ func (c *crawl) begin(q *frontier.Frontier, t target, s *summary) bool {
 	}
 	if t.err == nil {
 		held := &t
-		if t.err = c.pushAt(q, held, &attempt{t: held, n: 1}, time.Time{}); t.err == nil {
+		t.err = c.push(q, held, &attempt{t: held, n: 1})
+		if t.err == nil {
 			c.recent.add(t.key)
 			return true
+		}
+		if errors.Is(t.err, frontier.ErrDuplicate) {
+			s.duplicates++
+			return false
 		}
 	}
 	c.display.done(result{target: t, attempt: 1, err: t.err, at: time.Since(c.start)})
@@ -231,7 +236,7 @@ func (c *crawl) begin(q *frontier.Frontier, t target, s *summary) bool {
 }
 
 // next handles the result of an attempt: it reports whether the target is
-// settled, or pushes it again to come back.
+// settled, or has the frontier put it back in line to come back.
 func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *summary) bool {
 	r.at = time.Since(c.start)
 	if ctx.Err() != nil && !r.sent {
@@ -247,14 +252,18 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 		if c.maxWait > 0 && time.Until(at) > c.maxWait {
 			r.err = notFetched(r.key, at, c.maxWait)
 		} else {
-			c.figures.retried(r.key)
-			c.display.retry(r, at)
-			held := &r.target
-			if err := c.pushAt(q, held, &attempt{t: held, n: r.attempt + 1}, at); err == nil {
+			a := r.req.Context().Value(attemptKey{}).(*attempt)
+			c.requeue(a)
+			if !q.Done(r.req, r.response(), r.err) { // back in line for its domain's next turn
+				c.figures.retried(r.key)
+				c.display.retry(r, at)
 				return false
 			}
+			c.unqueue(a) // final after all: its domain was given up
 		}
 	}
+	q.Done(r.req, nil, context.Canceled) // final, whatever the answer: the crawl is done with it
+	c.settle(r.req)
 	if answered(r) {
 		s.fetched++
 		if r.attempt > 1 {
@@ -274,7 +283,7 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 // answered reports whether r is a final answer: a whole response whose
 // status does not ask the client to come back.
 func answered(r result) bool {
-	return r.err == nil && !retryStatus(r.status)
+	return r.err == nil && !frontier.Retryable(r.status, nil)
 }
 
 // retryAt is when the URL of r may be tried again: when its robots.txt
@@ -330,34 +339,54 @@ func notFetched(key string, at time.Time, maxWait time.Duration) error {
 		key, at.Format(time.TimeOnly), time.Until(at).Round(time.Second), maxWait)
 }
 
-// pushAt makes the request of attempt a at t and queues it in q at the
-// time at, or now if at has come.
-func (c *crawl) pushAt(q *frontier.Frontier, t *target, a *attempt, at time.Time) error {
+// push makes the request of attempt a at t and queues it in q.
+func (c *crawl) push(q *frontier.Frontier, t *target, a *attempt) error {
 	req, err := c.request(t, a)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
 	c.queueLocked(t.key, a)
-	if d := time.Until(at); d > 0 {
-		c.timers = append(c.timers, time.AfterFunc(d, func() {
-			a.pushed = time.Now()
-			q.Push(req)
-		}))
-		c.mu.Unlock()
-		return nil
-	}
 	c.mu.Unlock()
 	a.pushed = time.Now()
 	if err := q.Push(req); err != nil {
+		c.unqueue(a)
 		c.mu.Lock()
-		delete(c.queued[t.key], a)
 		delete(c.live, a)
 		c.mu.Unlock()
 		a.cancel()
 		return err
 	}
 	return nil
+}
+
+// requeue notes that a goes back in line for its next try.
+func (c *crawl) requeue(a *attempt) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a.n++
+	a.sent.Store(false)
+	a.pushed = time.Now()
+	c.queueLocked(a.t.key, a)
+}
+
+// unqueue notes that a is not in line after all.
+func (c *crawl) unqueue(a *attempt) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.queued[a.t.key], a)
+	if len(c.queued[a.t.key]) == 0 {
+		delete(c.queued, a.t.key)
+	}
+}
+
+// settle ends the attempt req carries: it has its final answer.
+func (c *crawl) settle(req *http.Request) {
+	a := req.Context().Value(attemptKey{}).(*attempt)
+	c.mu.Lock()
+	delete(c.live, a)
+	c.mu.Unlock()
+	a.cancel()
 }
 
 // request makes the request of attempt a at t. Its context is the
@@ -431,14 +460,6 @@ func (c *crawl) takeQueued(key string) []*attempt {
 	return out
 }
 
-func (c *crawl) takeTimers() []*time.Timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.timers
-	c.timers = nil
-	return t
-}
-
 // stop ends the crawl's attempts: those not sent at once, those sent
 // after the grace period.
 func (c *crawl) stop() {
@@ -456,15 +477,11 @@ func (c *crawl) stop() {
 // fetch sends req, the request of attempt a, and reads (or saves) its
 // body.
 func (c *crawl) fetch(req *http.Request, a *attempt) result {
-	r := result{target: *a.t, attempt: a.n}
+	r := result{target: *a.t, attempt: a.n, req: req}
 	start := time.Now()
 	r.err = c.get(req, &r)
 	r.elapsed = time.Since(start)
 	r.sent = a.sent.Load()
-	c.mu.Lock()
-	delete(c.live, a)
-	c.mu.Unlock()
-	a.cancel()
 	return r
 }
 
@@ -476,7 +493,7 @@ func (c *crawl) get(req *http.Request, r *result) error {
 	}
 	defer resp.Body.Close()
 	r.status = resp.StatusCode
-	if c.saver != nil && !retryStatus(r.status) {
+	if c.saver != nil && !frontier.Retryable(r.status, nil) {
 		body := &bodyReader{r: resp.Body}
 		var err error
 		if r.file, r.bytes, err = c.saver.save(r.url, body); err != nil {
@@ -515,6 +532,9 @@ func (s summary) String() string {
 	line += fmt.Sprintf(", %d failed", s.failed)
 	if s.notStarted > 0 {
 		line += fmt.Sprintf(", %d not started (stopped)", s.notStarted)
+	}
+	if s.duplicates > 0 {
+		line += fmt.Sprintf("; %s listed before, skipped", plural(s.duplicates, "duplicate"))
 	}
 	return line
 }
