@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -281,7 +280,7 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 	counter(waitDesc, s.wait.Seconds())
 	counter(queuedDesc, s.queued.Seconds())
 	for class, n := range s.responses {
-		counter(responsesDesc, float64(n), status.Class(class))
+		counter(responsesDesc, float64(n), stats.StatusClass(class))
 	}
 	counter(throttledDesc, float64(s.throttled))
 	counter(degradedDesc, float64(s.degraded))

@@ -19,7 +19,6 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/metrics"
 	"github.com/polite-go/polite/stats"
@@ -118,7 +117,7 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 		"polite_paused/reason=" + reason:   paused,
 	}
 	for class, n := range s.Responses {
-		want["polite_responses_total/"+status.Class(class)] = float64(n)
+		want["polite_responses_total/"+stats.StatusClass(class)] = float64(n)
 	}
 	return want
 }

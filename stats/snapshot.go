@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -146,7 +145,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 			if out.Responses == nil {
 				out.Responses = map[string]int64{}
 			}
-			out.Responses[status.Class(class)] = n
+			out.Responses[StatusClass(class)] = n
 		}
 	}
 	for _, q := range s.Quotas {

@@ -20,7 +20,6 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -80,6 +79,10 @@ shells report it.`
 // a row over three pages) is not given up.
 const defaultMaxErrors = 7
 
+// defaultMaxCrawlDelay is -max-crawl-delay's default, as
+// polite.WithMaxCrawlDelay's.
+const defaultMaxCrawlDelay = 30 * time.Second
+
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,
 // which only the operator can give.
@@ -121,7 +124,7 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one attempt at a URL, from when its turn comes to the end of its body (0: none)")
 	fs.DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "the longest a URL waits for its domain's next turn; a URL whose turn comes later is reported as not fetched (0: no limit)")
 	fs.DurationVar(&f.maxPause, "max-pause", limiter.DefaultMaxPause, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
-	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", robotscache.DefaultMaxCrawlDelay, "the longest Crawl-delay a robots.txt can impose (with -robots)")
+	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", defaultMaxCrawlDelay, "the longest Crawl-delay a robots.txt can impose (with -robots)")
 	fs.IntVar(&f.retries, "retries", 3, "`times` a URL is tried again when its answer asks to come back later (0: never)")
 	fs.IntVar(&f.maxErrors, "max-errors", defaultMaxErrors, "give a domain up after `n` failed answers in a row (5xx, refused connections, timeouts): its URLs left fail at once (0: never)")
 	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")

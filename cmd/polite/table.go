@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -119,7 +118,7 @@ func classes(s stats.Snapshot) string {
 	var parts []string
 	for class, n := range s.Responses {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s:%d", status.Class(class), n))
+			parts = append(parts, fmt.Sprintf("%s:%d", stats.StatusClass(class), n))
 		}
 	}
 	if s.GivenUp {
