@@ -23,7 +23,8 @@ type result struct {
 	status  int    // 0 without a response
 	bytes   int64  // body bytes read
 	file    string // where the body was saved, relative to -out
-	elapsed time.Duration
+	elapsed time.Duration // from the hand-out to the end of the body
+	waited  time.Duration // of that, before the request went: robots.txt, its turn
 	req     *http.Request // as the frontier handed it out
 	err     error         // nil when the attempt got a whole response
 	saving  bool          // err is the saver's: the answer came, the disk failed
@@ -67,6 +68,7 @@ type attempt struct {
 	n      int // the try: 1 for the first
 	pushed time.Time
 	sent   atomic.Bool // the request of this try left the Transport's wait
+	sentAt atomic.Int64 // when, in Unix nanoseconds
 	cancel context.CancelFunc
 }
 
@@ -398,6 +400,7 @@ func (c *crawl) request(t *target, a *attempt) (*http.Request, error) {
 	a.cancel = cancel
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GetConn: func(string) {
 		if a.sent.CompareAndSwap(false, true) {
+			a.sentAt.Store(time.Now().UnixNano())
 			c.figures.sent(t.key, time.Now())
 		}
 	}})
@@ -482,6 +485,9 @@ func (c *crawl) fetch(req *http.Request, a *attempt) result {
 	r.err = c.get(req, &r)
 	r.elapsed = time.Since(start)
 	r.sent = a.sent.Load()
+	if r.sent {
+		r.waited = min(max(time.Unix(0, a.sentAt.Load()).Sub(start), 0), r.elapsed)
+	}
 	return r
 }
 

@@ -100,7 +100,11 @@ func describe(r result) string {
 		}
 		return fmt.Sprintf("FAIL %s: %v", r.shown(), cause(r.err))
 	}
-	s := fmt.Sprintf("%d %s (%s in %s)", r.status, r.shown(), formatBytes(r.bytes), r.elapsed.Round(time.Millisecond))
+	s := fmt.Sprintf("%d %s (%s in %s", r.status, r.shown(), formatBytes(r.bytes), (r.elapsed - r.waited).Round(time.Millisecond))
+	if r.waited >= 10*time.Millisecond {
+		s += fmt.Sprintf(", after %s waiting", r.waited.Round(time.Millisecond))
+	}
+	s += ")"
 	if r.file != "" {
 		s += " -> " + r.file
 	}

@@ -68,6 +68,9 @@ func TestCompareDomains(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	ok := result{target: target{raw: "http://a.test/x"}, status: 200, bytes: 1500, elapsed: 1234567 * time.Microsecond, file: "a.test/x"}
 	assert.Equal(t, "200 http://a.test/x (1.5 kB in 1.235s) -> a.test/x", describe(ok))
+	// Issue 41's "(529 B in 2.031s)" for a 30 ms answer after its robots.txt and its turn.
+	waited := result{target: target{raw: "http://a.test/w"}, status: 200, bytes: 529, elapsed: 2031 * time.Millisecond, waited: 2001 * time.Millisecond}
+	assert.Equal(t, "200 http://a.test/w (529 B in 30ms, after 2.001s waiting)", describe(waited))
 	y, err := url.Parse("http://a.test/y")
 	require.NoError(t, err)
 	failed := result{target: target{raw: "http://a.test/y", url: y}, err: errors.New("boom")}
