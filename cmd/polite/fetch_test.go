@@ -121,7 +121,8 @@ func TestFetchArguments(t *testing.T) {
 	assert.Contains(t, progress[3], "3 fetched, 0 failed")
 	// The table: a header and one row for the server's domain.
 	table := lines(o.stdout)
-	require.Len(t, table, 2, "stdout: %s", o.stdout)
+	require.Len(t, table, 3, "stdout: %s", o.stdout)
+	assert.Equal(t, queuedLegend, table[2], "the table says what QUEUED sums")
 	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "RATE", "QUEUED", "WAITED", "PAUSED", "RETRIES", "ROBOTS", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
 	row := strings.Fields(table[1])
 	assert.Equal(t, "127.0.0.1", row[0])

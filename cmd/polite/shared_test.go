@@ -23,7 +23,7 @@ func TestFetchRobots(t *testing.T) {
 	assert.Contains(t, o.stderr, "disallowed by robots.txt")
 	assert.ElementsMatch(t, []string{"/robots.txt", "/public"}, s.requests(), "the disallowed page is never sent")
 	table := lines(o.stdout)
-	require.Len(t, table, 2, "stdout: %s", o.stdout)
+	require.Len(t, table, 3, "stdout: %s", o.stdout)
 	row := strings.Fields(table[1])
 	assert.Equal(t, []string{"127.0.0.1", "1"}, row[:2], "/public was sent")
 	assert.Equal(t, "1", row[7], "and robots.txt, counted apart")

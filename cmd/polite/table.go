@@ -83,10 +83,11 @@ func parseAddr(key string) (netip.Addr, string, bool) {
 	return addr, port, err == nil
 }
 
-// writeTable writes one row per domain. REQUESTS counts the requests sent,
-// ROBOTS the robots.txt fetches apart; RATE is the pace they went at;
-// QUEUED is the time URLs waited in the frontier, summed, WAITED
-// the time requests waited in the Transport; PAUSED the time the server
+// writeTable writes one row per domain, then a line that says what QUEUED
+// sums. REQUESTS counts the requests sent, ROBOTS the robots.txt fetches
+// apart; RATE is the pace they went at; QUEUED is the time URLs waited in
+// the frontier, summed over the URLs (so that it can exceed the run),
+// WAITED the time requests waited in the Transport; PAUSED the time the server
 // paused the domain within the run; ERRORS the requests that got no
 // response: failed, cancelled or refused (robots.txt, a domain given up).
 // RESPONSES ends with "given up" for a domain given up.
@@ -99,8 +100,15 @@ func writeTable(w io.Writer, rows []domainRow) error {
 			seconds(r.PausedInRun), r.Retries, r.RobotsRequests,
 			r.FailedRequests+r.CanceledRequests+r.DisallowedRequests+r.GivenUpRequests, classes(r.Snapshot))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, queuedLegend)
+	return err
 }
+
+// queuedLegend says, under the table, what QUEUED sums.
+const queuedLegend = "QUEUED sums the time each URL waited in line for its domain's turn, over the domain's URLs; WAITED is the time requests waited in the Transport."
 
 func formatRate(perSecond float64) string {
 	if perSecond == 0 {

@@ -36,7 +36,8 @@ func TestWriteTable(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, writeTable(&b, rows))
 	table := lines(b.String())
-	require.Len(t, table, 5)
+	require.Len(t, table, 6)
+	assert.Equal(t, queuedLegend, table[5])
 	assert.Equal(t, []string{"127.0.0.2", "0", "-", "0.00s", "0.00s", "20.00s", "0", "0", "0", "-"}, strings.Fields(table[1]), "IP addresses sort as addresses; the time paused is never more than the run")
 	assert.Equal(t, []string{"127.0.0.10", "1", "-", "0.00s", "0.00s", "0.00s", "0", "0", "2", "2xx:1"}, strings.Fields(table[2]), "robots.txt refusals are errors")
 	assert.Equal(t, []string{"a.test", "1", "-", "0.00s", "0.00s", "0.00s", "0", "0", "0", "-"}, strings.Fields(table[3]))
