@@ -46,6 +46,8 @@ type crawl struct {
 	display     display
 	retries     int           // attempts after the first for a URL asked to come back
 	maxWait     time.Duration // the longest wait for a turn; 0: none
+	maxErrors   int           // failed answers in a row that give a domain up (-max-errors); 0: never
+	maxPause    time.Duration // the longest pause a server can impose (-max-pause)
 
 	start   time.Time
 	recent  recentKeys
@@ -243,6 +245,9 @@ func (c *crawl) next(ctx context.Context, q *frontier.Frontier, r result, s *sum
 	r.at = time.Since(c.start)
 	if ctx.Err() != nil && !r.sent {
 		return false // stopped before it was sent: not started
+	}
+	if r.sent {
+		c.figures.answered(r.key, comeBack(r) && r.status != http.StatusTooManyRequests)
 	}
 	if comeBack(r) {
 		if err := c.transport.GivenUp(r.key); err != nil {

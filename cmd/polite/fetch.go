@@ -369,6 +369,8 @@ func runFetch(ctx context.Context, args []string, e env) (code int) {
 		display:     newDisplay(e.stderr, !p.verbose),
 		retries:     p.retries,
 		maxWait:     p.maxWait,
+		maxErrors:   p.maxErrors,
+		maxPause:    p.maxPause,
 	}
 	sum := c.run(ctx, p.targets)
 	code = exitOK
