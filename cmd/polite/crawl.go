@@ -18,11 +18,11 @@ import (
 // result is what one attempt at a target came to.
 type result struct {
 	target
-	attempt int    // 1 for the first
-	sent    bool   // the request left the Transport's wait
-	status  int    // 0 without a response
-	bytes   int64  // body bytes read
-	file    string // where the body was saved, relative to -out
+	attempt int           // 1 for the first
+	sent    bool          // the request left the Transport's wait
+	status  int           // 0 without a response
+	bytes   int64         // body bytes read
+	file    string        // where the body was saved, relative to -out
 	elapsed time.Duration // from the hand-out to the end of the body
 	waited  time.Duration // of that, before the request went: robots.txt, its turn
 	req     *http.Request // as the frontier handed it out
@@ -69,7 +69,7 @@ type attempt struct {
 	t      *target
 	n      int // the try: 1 for the first
 	pushed time.Time
-	sent   atomic.Bool // the request of this try left the Transport's wait
+	sent   atomic.Bool  // the request of this try left the Transport's wait
 	sentAt atomic.Int64 // when, in Unix nanoseconds
 	cancel context.CancelFunc
 }
