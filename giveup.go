@@ -22,7 +22,7 @@ type givenUpError struct {
 }
 
 func (e *givenUpError) Error() string {
-	return fmt.Sprintf("polite: %s: request not sent: domain given up after %d failed answers in a row (the last: %s)", e.domain, e.failures, e.last)
+	return fmt.Sprintf("polite: %s: domain given up after %d failed answers in a row (the last: %s)", e.domain, e.failures, e.last)
 }
 
 func (e *givenUpError) Is(target error) bool { return target == ErrGivenUp }

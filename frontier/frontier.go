@@ -62,10 +62,21 @@ import (
 // closed, or its context is done. Redirects and retries of a request count
 // only until the first flight ends.
 //
-// Memory: a pending request costs the Frontier one pointer in its domain's
-// queue (with at most four times that in slack), a domain with requests
-// pending or in flight about 250 bytes and its name, and a domain with
-// neither nothing. Next costs O(log D) for D domains with requests
+// A crawler's basics come with it. Push drops a request whose URL was
+// pushed before (see KeepDuplicates). With WithRetries, a worker reports
+// each answer to Done, which puts a request asked to come back (a 429, a
+// 503, a transport failure: see Retryable) back in line for its domain's
+// next turn; Wait returns once every request pushed has a final answer,
+// which is when to Close. The requests of a domain the Transport gave up
+// (polite.WithMaxErrors) are handed out at once, for the Transport to
+// refuse. The time each request waited in line is counted in its domain's
+// stats (stats.Snapshot.QueuedTime) when it reaches the Transport.
+//
+// Memory: a pending request costs the Frontier a 24-byte entry in its
+// domain's queue (with at most four times that in slack), a domain with
+// requests pending or in flight about 250 bytes and its name, and a
+// domain with neither nothing; unless KeepDuplicates, every URL pushed is
+// remembered as a 64-bit hash, about 40 bytes in its map. Next costs O(log D) for D domains with requests
 // pending, and at most O(W) more when the fair share changes; it never
 // scans the domains.
 //

@@ -67,8 +67,7 @@ const grace = 5 * time.Second
 // request back in line for each try after the first.
 type attempt struct {
 	t      *target
-	n      int // the try: 1 for the first
-	pushed time.Time
+	n      int          // the try: 1 for the first
 	sent   atomic.Bool  // the request of this try left the Transport's wait
 	sentAt atomic.Int64 // when, in Unix nanoseconds
 	cancel context.CancelFunc
@@ -355,7 +354,6 @@ func (c *crawl) push(q *frontier.Frontier, t *target, a *attempt) error {
 	c.mu.Lock()
 	c.queueLocked(t.key, a)
 	c.mu.Unlock()
-	a.pushed = time.Now()
 	if err := q.Push(req); err != nil {
 		c.unqueue(a)
 		c.mu.Lock()
@@ -373,7 +371,6 @@ func (c *crawl) requeue(a *attempt) {
 	defer c.mu.Unlock()
 	a.n++
 	a.sent.Store(false)
-	a.pushed = time.Now()
 	c.queueLocked(a.t.key, a)
 }
 
@@ -444,7 +441,6 @@ func (c *crawl) handOut(a *attempt, key string) bool {
 	if len(c.queued[key]) == 0 {
 		delete(c.queued, key)
 	}
-	c.figures.queued(key, time.Since(a.pushed))
 	return true
 }
 

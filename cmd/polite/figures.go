@@ -14,11 +14,10 @@ type figures struct {
 
 // domainFigures is what the crawl saw of one domain's requests.
 type domainFigures struct {
-	queueWait   time.Duration // in the frontier, waiting for the domain's turn
-	retries     int           // attempts put back to come again
-	sends       int           // requests that left the Transport's wait
-	first, last time.Time     // the first and the last of those
-	failing     int           // failed answers in a row (5xx, transport failures)
+	retries     int       // attempts put back to come again
+	sends       int       // requests that left the Transport's wait
+	first, last time.Time // the first and the last of those
+	failing     int       // failed answers in a row (5xx, transport failures)
 }
 
 func (f *figures) domain(key string) *domainFigures {
@@ -31,13 +30,6 @@ func (f *figures) domain(key string) *domainFigures {
 		f.domains[key] = d
 	}
 	return d
-}
-
-// queued adds wait to the time key's requests waited in the frontier.
-func (f *figures) queued(key string, wait time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.domain(key).queueWait += wait
 }
 
 // retried counts a retry of a request to key.

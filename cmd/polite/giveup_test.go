@@ -74,6 +74,7 @@ func TestFetchGivesUpDeadHosts(t *testing.T) {
 	assert.Contains(t, o.stderr, "200 URLs in")
 	assert.Contains(t, o.stderr, "160 fetched, 40 failed")
 	givenUp := 0
+	logged := 0
 	for _, line := range lines(o.stderr) {
 		for u := range dead {
 			if strings.HasSuffix(line, "]") || !strings.Contains(line, u+":") || !strings.Contains(line, "FAIL") {
@@ -81,8 +82,13 @@ func TestFetchGivesUpDeadHosts(t *testing.T) {
 			}
 			assert.Contains(t, line, "domain given up after 7 failed answers in a row", "every dead URL ends given up")
 			givenUp++
+			if logged < 3 {
+				t.Logf("a give-up line: %s", line)
+				logged++
+			}
 		}
 	}
 	assert.Equal(t, 40, givenUp, "one final line per dead URL; stderr: %s", o.stderr)
 	assert.Contains(t, o.stdout, "given up")
+	t.Logf("the table:\n%s", o.stdout)
 }

@@ -23,8 +23,9 @@ type domainRow struct {
 	// two requests.
 	Rate float64
 	// QueueWait is the time its URLs waited in the frontier, for their
-	// turns or for a free worker, summed over the URLs; the Transport's
-	// own wait is Snapshot.TotalWaitTime.
+	// turns or for a free worker, summed over the URLs, as the Transport
+	// counted it (Snapshot.QueuedTime); its own wait is
+	// Snapshot.TotalWaitTime.
 	QueueWait time.Duration
 	// PausedInRun is the part of Snapshot.PausedTime within the run: a
 	// pause that lasts past the end counts until the end.
@@ -43,7 +44,7 @@ func domainRows(all map[string]stats.Snapshot, figs *figures, run time.Duration,
 		if s.PauseReason != "crawl-delay" && s.PauseReason != "adaptive" && s.PausedUntil.After(end) {
 			paused -= s.PausedUntil.Sub(end) // the part still to come
 		}
-		rows = append(rows, domainRow{Snapshot: s, Rate: f.rate(), QueueWait: f.queueWait,
+		rows = append(rows, domainRow{Snapshot: s, Rate: f.rate(), QueueWait: s.QueuedTime,
 			PausedInRun: min(max(paused, 0), run), Retries: f.retries})
 	}
 	slices.SortFunc(rows, func(a, b domainRow) int { return compareDomains(a.Domain, b.Domain) })

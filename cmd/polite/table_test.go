@@ -21,7 +21,7 @@ func TestWriteTable(t *testing.T) {
 	all := map[string]stats.Snapshot{
 		"b.test": {Domain: "b.test", TotalRequests: 12, RobotsRequests: 1, TotalWaitTime: 1360 * time.Millisecond,
 			PausedTime: 7 * time.Second, PausedUntil: end.Add(4 * time.Second), PauseReason: "backoff",
-			FailedRequests: 1, CanceledRequests: 2, Responses: [6]int64{2: 10, 4: 2}},
+			FailedRequests: 1, CanceledRequests: 2, Responses: [6]int64{2: 10, 4: 2}, QueuedTime: 2500 * time.Millisecond},
 		"a.test":     {Domain: "a.test", TotalRequests: 1},
 		"127.0.0.10": {Domain: "127.0.0.10", TotalRequests: 1, DisallowedRequests: 2, Responses: [6]int64{2: 1}},
 		"127.0.0.2":  {Domain: "127.0.0.2", PausedTime: time.Hour, PausedUntil: end.Add(10 * time.Second), PauseReason: "retry-after"},
@@ -30,7 +30,6 @@ func TestWriteTable(t *testing.T) {
 	figs.sent("b.test", end.Add(-10*time.Second))
 	figs.sent("b.test", end.Add(-6*time.Second))
 	figs.sent("b.test", end.Add(-2*time.Second))
-	figs.queued("b.test", 2500*time.Millisecond)
 	figs.retried("b.test")
 	rows := domainRows(all, &figs, 20*time.Second, end)
 	var b strings.Builder
