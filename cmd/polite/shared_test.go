@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/polite-go/polite/internal/redistest"
 )
 
 func TestFetchRobots(t *testing.T) {
@@ -57,7 +55,7 @@ func TestFetchRedisDown(t *testing.T) {
 // share the domain's pace, so together they take as long as one process
 // fetching both lists would.
 func TestFetchRedisShared(t *testing.T) {
-	addr := redistest.Start(t).Addr()
+	addr := startRedis(t)
 	s := newSite(t, nil)
 	const perProcess = 5
 	var wg sync.WaitGroup
