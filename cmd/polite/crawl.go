@@ -183,6 +183,9 @@ func (c *crawl) run(ctx context.Context, src source) summary {
 			c.next(ctx, q, r, &s)
 		}
 	}
+	if n := src.total(); n >= 0 {
+		s.total = n // those not read before the stop are not started
+	}
 	s.notStarted = s.total - s.fetched - s.failed - s.duplicates // each settled target is one or the other
 	s.elapsed = time.Since(c.start)
 	c.display.finish()
@@ -214,24 +217,25 @@ func feed(ctx context.Context, src source, room chan<- struct{}, fed chan<- targ
 }
 
 // begin pushes t's first attempt, and reports whether it was pushed; if
-// not, t is settled as failed. A target whose domain the crawl does not wait for (see
-// passOver) is not pushed, so that the frontier never holds more than the
-// targets held.
+// not, t is settled as failed. A target whose domain the crawl does not
+// wait for (see passOver) is not pushed, so that the frontier never holds
+// more than the targets held. Once pushed, t is the workers' to read.
 func (c *crawl) begin(q *frontier.Frontier, t target, s *summary) bool {
 	if t.err == nil {
 		t.err = c.passOver(t.key)
 	}
 	if t.err == nil {
-		held := &t
-		t.err = c.push(q, held, &attempt{t: held, n: 1})
-		if t.err == nil {
+		held := t
+		err := c.push(q, &held, &attempt{t: &held, n: 1})
+		if err == nil {
 			c.recent.add(t.key)
 			return true
 		}
-		if errors.Is(t.err, frontier.ErrDuplicate) {
+		if errors.Is(err, frontier.ErrDuplicate) {
 			s.duplicates++
 			return false
 		}
+		t.err = err
 	}
 	c.display.done(result{target: t, attempt: 1, err: t.err, at: time.Since(c.start)})
 	s.failed++
