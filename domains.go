@@ -13,6 +13,7 @@ type domain struct {
 	claim     domains.Claim // requests between acquire and their end
 	stats     counters.Counters
 	observing atomic.Bool // a throttled response came: observe each response, as the next success ends a backoff
+	failures  failures    // failed answers in a row; see WithMaxErrors
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string
 	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace

@@ -43,9 +43,9 @@ type WaitError struct {
 }
 
 // Error says which domain's request was not sent, when it could have
-// gone, and why.
+// gone (a local RFC 3339 time, to the millisecond), and why.
 func (e *WaitError) Error() string {
-	at := e.RetryAt.Format(time.RFC3339Nano)
+	at := e.RetryAt.Local().Format(errorTime)
 	var full *placesTaken
 	switch {
 	case errors.As(e.Err, &full):
@@ -57,6 +57,10 @@ func (e *WaitError) Error() string {
 	}
 	return fmt.Sprintf("polite: %s: request not sent, could go at %s: %v", e.Domain, at, e.Err)
 }
+
+// errorTime is how errors write a time: RFC 3339 to the millisecond, in
+// the local zone, as a person reads it next to a log.
+const errorTime = "2006-01-02T15:04:05.000Z07:00"
 
 // Unwrap returns Err.
 func (e *WaitError) Unwrap() error { return e.Err }

@@ -46,6 +46,8 @@ func TestWaitErrorForADeadlineIsATimeout(t *testing.T) {
 	var we *polite.WaitError
 	require.True(t, errors.As(err, &we))
 	assert.WithinDuration(t, time.Now().Add(10*time.Second), we.RetryAt, 2*time.Second)
+	assert.Contains(t, err.Error(), "its turn comes at "+we.RetryAt.Local().Format("2006-01-02T15:04:05.000Z07:00")+",",
+		"a local RFC 3339 time to the millisecond, not nanoseconds in UTC")
 }
 
 // A URL with no host goes to the base unpaced, as net/http would send

@@ -22,6 +22,7 @@ import (
 // left as it is.
 func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
 	p := d.pace.Load()
+	t.countAnswer(d, p, resp.StatusCode, resp.Status)
 	if d.unpaced(p) {
 		return
 	}
@@ -40,7 +41,11 @@ func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response,
 func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, sent time.Time) {
 	p := d.pace.Load()
 	now := time.Now()
-	if d.unpaced(p) || !transportFailure(ctx, err, now.Sub(sent)) || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
+	failed := transportFailure(ctx, err, now.Sub(sent))
+	if failed {
+		t.countAnswer(d, p, 0, err.Error())
+	}
+	if d.unpaced(p) || !failed || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
 		return
 	}
 	d.observing.Store(true)

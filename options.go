@@ -20,7 +20,8 @@ import (
 // limit's zero fields take the default's, as config.Limit.Inherit says),
 // WithConfig(nil) (changes nothing), WithKeyFunc(nil) (DomainKey),
 // WithLimiter(nil) (a limiter.Memory), WithMaxWait(0) (no cap),
-// WithTimeout(0) (none), WithMaxDomains(0) (10,000), WithLogger(nil)
+// WithTimeout(0) (none), WithMaxDomains(0) (10,000), WithMaxErrors(0)
+// (never give a domain up), WithLogger(nil)
 // (silent), WithMaxPause(0) (10 minutes), WithMaxCrawlDelay(0) (30
 // seconds), WithUserAgent("") (the base's) and WithLookup(nil)
 // (net.DefaultResolver). The zero values of WithRobots, WithServerLimit
@@ -38,6 +39,7 @@ type options struct {
 	timeout        time.Duration
 	maxDomains     int
 	maxPause       time.Duration
+	maxErrors      int
 	loopbackExempt bool
 	logger         *slog.Logger
 	userAgent      string
@@ -99,6 +101,8 @@ func (o *options) check() error {
 		return fmt.Errorf("polite: WithTimeout: must not be negative, got %v", o.timeout)
 	case o.maxPause < 0:
 		return fmt.Errorf("polite: WithMaxPause: must not be negative, got %v", o.maxPause)
+	case o.maxErrors < 0:
+		return fmt.Errorf("polite: WithMaxErrors: must not be negative, got %d", o.maxErrors)
 	}
 	if err := checkUserAgent(o.userAgent); err != nil {
 		return err
@@ -230,6 +234,24 @@ func WithLogger(l *slog.Logger) Option {
 // minutes) by default, so that no server can stall a crawl for days.
 func WithMaxPause(d time.Duration) Option {
 	return func(o *options) { o.maxPause = d }
+}
+
+// WithMaxErrors gives a domain up after n failed answers in a row: the
+// answers its limit's ErrorStatuses name (by default 500, 502, 503, 504
+// and transport failures such as a refused connection; see
+// config.Limit.ErrorStatuses). Any other answer before the n-th starts
+// the count again. From then on, every request to the domain fails with
+// an error matching ErrGivenUp without being sent, at once (or, if it was
+// already waiting for its turn, when the turn comes), and is counted in
+// the domain's stats.Snapshot.GivenUpRequests; Transport.GivenUp returns
+// that error. The domain stays given up until the Transport forgets it
+// (see WithMaxDomains). Without it, or with n 0, no domain is ever given
+// up: a Transport serving for days should not drop a domain for an
+// outage, while a crawl that must end (polite fetch gives up after 7)
+// should. With the default backoff (1 s, doubling), n failed answers in
+// a row take at least 2^(n-1)-1 seconds: 15 s for 5, 8.5 minutes for 10.
+func WithMaxErrors(n int) Option {
+	return func(o *options) { o.maxErrors = n }
 }
 
 // WithRobots makes the Transport obey robots.txt as the crawler whose

@@ -88,9 +88,10 @@ type Transport struct {
 	limitsMu       sync.Mutex // held while SetLimit or SetConfig replaces limits
 	domains        *domains.Table[domain, *domain]
 
-	maxPause time.Duration
-	robots   *robotscache.Cache // nil unless WithRobots
-	scopes   *scopes
+	maxPause  time.Duration
+	maxErrors int                // failed answers in a row that give a domain up; 0: never
+	robots    *robotscache.Cache // nil unless WithRobots
+	scopes    *scopes
 }
 
 // NewTransport returns a Transport that sends requests through base (a
@@ -130,7 +131,8 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		trace:          joinTraces(traces),
 		userAgent:      o.userAgent,
 
-		maxPause: o.maxPause,
+		maxPause:  o.maxPause,
+		maxErrors: o.maxErrors,
 	}
 	t.limits.Store(limits)
 	t.robots = newRobotsCache(t, o.robots, o.userAgent)
@@ -159,6 +161,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Done before its turn was asked for: net/http's own error.
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, false, context.Cause(ctx))
+	}
+	if queued := tk.TakeQueued(); queued > 0 {
+		d.stats.Queued(queued)
+	}
+	if err := t.givenUp(d); err != nil {
+		d.stats.GivenUp()
+		return nil, t.refuse(req, d, tk, false, err)
 	}
 	if t.robots != nil {
 		if err := t.checkRobots(req, d); err != nil {
@@ -200,6 +209,11 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		return nil, t.refuse(req, d, tk, true, err)
 	}
 	t.trace.waited(ctx, d.key, w)
+	if err := t.givenUp(d); err != nil { // while it waited
+		held.end()
+		d.stats.GivenUp()
+		return nil, t.refuse(req, d, tk, true, err)
+	}
 	tk.Claimed()
 	held.sent(w.sent)
 	if robots {

@@ -135,7 +135,7 @@ func Parse(data []byte) (*File, error) {
 		if err == io.EOF {
 			return nil, errors.New("config: empty input, want a JSON object")
 		}
-		return nil, fmt.Errorf("config: %w", describeDecodeError(err))
+		return nil, fmt.Errorf("config: %w", describeDecodeError(atPosition(data, err)))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("config: unexpected data after the JSON object")

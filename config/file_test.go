@@ -147,8 +147,9 @@ func TestParseSyntaxErrors(t *testing.T) {
 	}{
 		{"empty", ``, "empty"},
 		{"blank", " \n\t", "empty"},
-		{"not JSON", `version: 1`, "invalid character"},
-		{"truncated", `{"version": "1.0"`, "unexpected EOF"},
+		{"not JSON", `version: 1`, "config: line 1, column 1: invalid character"},
+		{"truncated", "{\n  \"version\": \"1.0\"", "config: line 2, column 19: unexpected EOF"},
+		{"bad value on line 3", "{\n  \"default_config\": {\n    \"burst_capacity\": x\n  }\n}", "config: line 3, column 23: invalid character 'x'"},
 		{"array", `[]`, "want object"},
 		{"string", `"x"`, "want object"},
 		{"unknown top-level field", `{"version": "1.0", "default": {}}`, "default"},

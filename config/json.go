@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -149,6 +150,27 @@ func describeDecodeError(err error) error {
 		return problem
 	}
 	return &fieldErr{typeErr.Field, problem}
+}
+
+// atPosition returns err, the error of decoding data, with the line and
+// column (from 1, in bytes) where data stops being JSON if err says it
+// does: where a *json.SyntaxError was found, or the end of data for
+// io.ErrUnexpectedEOF. Other errors are returned as they are.
+func atPosition(data []byte, err error) error {
+	var syntax *json.SyntaxError
+	var at int
+	switch {
+	case errors.As(err, &syntax):
+		at = max(int(syntax.Offset)-1, 0) // the byte that could not be read
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		at = len(data)
+	default:
+		return err
+	}
+	at = min(at, len(data))
+	line := 1 + bytes.Count(data[:at], []byte("\n"))
+	column := at - bytes.LastIndexByte(data[:at], '\n')
+	return fmt.Errorf("line %d, column %d: %w", line, column, err)
 }
 
 // jsonKind names the JSON value that a Go value of kind k is read from.

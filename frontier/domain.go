@@ -43,6 +43,37 @@ type domain struct {
 	unpaced   bool
 
 	maxConcurrent int // 0: no cap
+
+	givenUp   bool      // the Transport gave it up: hand its requests out at once
+	notBefore time.Time // no turn before it (a robots.txt to fetch again)
+}
+
+// entry is a request in a domain's line.
+type entry struct {
+	req     *http.Request
+	attempt int           // 1 for the first
+	pushed  time.Duration // when it was queued, since the Frontier's epoch
+}
+
+// giveUp notes that the Transport gave d up: its requests go at once, to
+// be refused.
+func (d *domain) giveUp(now time.Time) {
+	d.givenUp = true
+	d.readyAt = now
+}
+
+// holdUntil makes d's next turn come no sooner than t, and reports
+// whether that moved it.
+func (d *domain) holdUntil(t time.Time) bool {
+	if !t.After(d.notBefore) {
+		return false
+	}
+	d.notBefore = t
+	if !t.After(d.readyAt) {
+		return false
+	}
+	d.readyAt = t
+	return true
 }
 
 // sameEstimate reports whether newDomain makes the same estimate under
@@ -75,15 +106,18 @@ func (d *domain) advance(now time.Time) {
 		}
 		next = later(next, now.Add(d.minDelay))
 	}
-	d.readyAt = later(next, now) // with burst left: behind the domains ready before now
+	d.readyAt = later(later(next, now), d.notBefore) // with burst left: behind the domains ready before now
+	if d.givenUp {
+		d.readyAt = now
+	}
 }
 
 // learn files the Transport's answer, at now, that a request to d would
 // wait wait.
 func (d *domain) learn(now time.Time, wait time.Duration) {
 	d.checked = true
-	if wait > 0 {
-		d.readyAt = now.Add(wait)
+	if wait > 0 || d.notBefore.After(now) {
+		d.readyAt = later(now.Add(wait), d.notBefore)
 		return
 	}
 	if d.readyAt.After(now) {
@@ -111,27 +145,27 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// fifo is a queue of requests. Memory: one pointer per request queued,
-// in a slice whose capacity stays within four times their number, plus 64.
-// Each resize copies the requests queued, at most once per half as many
-// pushes or pops, so that push and pop cost O(1) amortised.
+// fifo is a queue of entries. Memory: an entry (24 bytes) per request
+// queued, in a slice whose capacity stays within four times their number,
+// plus 64. Each resize copies the entries queued, at most once per half as
+// many pushes or pops, so that push and pop cost O(1) amortised.
 type fifo struct {
-	items []*http.Request // items[head:] are queued
+	items []entry // items[head:] are queued
 	head  int
 }
 
 func (q *fifo) len() int { return len(q.items) - q.head }
 
-func (q *fifo) push(r *http.Request) {
+func (q *fifo) push(r entry) {
 	if len(q.items) == cap(q.items) {
 		q.resize()
 	}
 	q.items = append(q.items, r)
 }
 
-func (q *fifo) pop() *http.Request {
+func (q *fifo) pop() entry {
 	r := q.items[q.head]
-	q.items[q.head] = nil
+	q.items[q.head] = entry{}
 	q.head++
 	switch n := q.len(); {
 	case n == 0:
@@ -149,7 +183,7 @@ func (q *fifo) pop() *http.Request {
 // again.
 func (q *fifo) resize() {
 	n := q.len()
-	q.items = append(make([]*http.Request, 0, 2*n+8), q.items[q.head:]...)
+	q.items = append(make([]entry, 0, 2*n+8), q.items[q.head:]...)
 	q.head = 0
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
@@ -94,18 +95,18 @@ func TestFIFOKeepsOrderAndGivesBackMemory(t *testing.T) {
 			popOdds = 0.75
 		}
 		if q.len() > 0 && rnd.Float64() < popOdds {
-			require.Equal(t, want[0], q.pop().URL.Path)
+			require.Equal(t, want[0], q.pop().req.URL.Path)
 			want = want[1:]
 		} else {
 			req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://a.test/%d", next), nil)
 			next++
-			q.push(req)
+			q.push(entry{req: req, attempt: 1})
 			want = append(want, req.URL.Path)
 		}
 		require.LessOrEqual(t, cap(q.items), 4*q.len()+128, "the slice's slack stays bounded")
 	}
 	for q.len() > 0 {
-		require.Equal(t, want[0], q.pop().URL.Path)
+		require.Equal(t, want[0], q.pop().req.URL.Path)
 		want = want[1:]
 	}
 	assert.LessOrEqual(t, cap(q.items), 64, "an emptied queue lets a large slice go")
@@ -134,4 +135,33 @@ func TestHeapOrdersFixesAndRemoves(t *testing.T) {
 	}
 	assert.Len(t, got, 150)
 	assert.True(t, slices.IsSorted(got))
+}
+
+func TestNormalURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://a.test", "http://a.test/"},
+		{"HTTP://A.Test:80/x#frag", "http://a.test/x"},
+		{"https://a.test:443/x?b=1&a=2", "https://a.test/x?b=1&a=2"},
+		{"https://a.test:8443/x", "https://a.test:8443/x"},
+		{"http://[::1]:80/x", "http://[::1]/x"},
+		{"http://[::1]:8080/x", "http://[::1]:8080/x"},
+		{"http://a.test/X", "http://a.test/X"},
+	} {
+		u, err := url.Parse(c.in)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, normalURL(u), c.in)
+	}
+}
+
+func TestSeenKeyOnlyForGetAndHead(t *testing.T) {
+	get, _ := http.NewRequest(http.MethodGet, "http://a.test/", nil)
+	head, _ := http.NewRequest(http.MethodHead, "http://a.test/", nil)
+	post, _ := http.NewRequest(http.MethodPost, "http://a.test/", nil)
+	kGet, ok := seenKey(get)
+	require.True(t, ok)
+	kHead, ok := seenKey(head)
+	require.True(t, ok)
+	assert.NotEqual(t, kGet, kHead, "a HEAD is not a GET")
+	_, ok = seenKey(post)
+	assert.False(t, ok, "a POST is never dropped")
 }

@@ -62,10 +62,21 @@ import (
 // closed, or its context is done. Redirects and retries of a request count
 // only until the first flight ends.
 //
-// Memory: a pending request costs the Frontier one pointer in its domain's
-// queue (with at most four times that in slack), a domain with requests
-// pending or in flight about 250 bytes and its name, and a domain with
-// neither nothing. Next costs O(log D) for D domains with requests
+// A crawler's basics come with it. Push drops a request whose URL was
+// pushed before (see KeepDuplicates). With WithRetries, a worker reports
+// each answer to Done, which puts a request asked to come back (a 429, a
+// 503, a transport failure: see Retryable) back in line for its domain's
+// next turn; Wait returns once every request pushed has a final answer,
+// which is when to Close. The requests of a domain the Transport gave up
+// (polite.WithMaxErrors) are handed out at once, for the Transport to
+// refuse. The time each request waited in line is counted in its domain's
+// stats (stats.Snapshot.QueuedTime) when it reaches the Transport.
+//
+// Memory: a pending request costs the Frontier a 24-byte entry in its
+// domain's queue (with at most four times that in slack), a domain with
+// requests pending or in flight about 250 bytes and its name, and a
+// domain with neither nothing; unless KeepDuplicates, every URL pushed is
+// remembered as a 64-bit hash, about 40 bytes in its map. Next costs O(log D) for D domains with requests
 // pending, and at most O(W) more when the fair share changes; it never
 // scans the domains.
 //
@@ -91,11 +102,23 @@ type Frontier struct {
 	handOuts    uint64             // requests handed out so far
 	claiming    int                // requests handed out that hold no turn yet
 	closed      bool
+
+	epoch          time.Time // when the Frontier was made: entries' times count from it
+	retries        int       // see WithRetries
+	keepDuplicates bool      // see KeepDuplicates
+	seen           map[uint64]struct{}
+	duplicates     int
+	outstanding    int           // requests pushed without a final answer
+	idle           chan struct{} // closed when outstanding comes to 0, if Wait made it
 }
 
-// New returns an empty Frontier that hands requests out for t.
-func New(t *polite.Transport) *Frontier {
-	f := &Frontier{t: t, domains: make(map[string]*domain)}
+// New returns an empty Frontier that hands requests out for t, configured
+// by opts.
+func New(t *polite.Transport, opts ...Option) *Frontier {
+	f := &Frontier{t: t, domains: make(map[string]*domain), epoch: time.Now(), seen: make(map[uint64]struct{})}
+	for _, opt := range opts {
+		opt(f)
+	}
 	f.ready.less = func(a, b *domain) bool {
 		if !a.readyAt.Equal(b.readyAt) {
 			return a.readyAt.Before(b.readyAt)
@@ -115,34 +138,71 @@ func (closedError) Is(target error) bool { return target == net.ErrClosed }
 
 // Push adds req to the requests to hand out. It may be called in any
 // order and at any time before Close, concurrently with Next. It fails if
-// the Transport cannot key req, and after Close (with an error that
-// matches net.ErrClosed).
+// the Transport cannot key req, after Close (with an error that matches
+// net.ErrClosed), and, unless KeepDuplicates, for a GET or HEAD request
+// whose URL was pushed before (ErrDuplicate: the request is dropped and
+// counted in Duplicates).
 func (f *Frontier) Push(req *http.Request) error {
 	key, err := f.t.Key(req)
 	if err != nil {
 		return fmt.Errorf("frontier: %w", err)
 	}
+	givenUp := f.t.GivenUp(key) != nil
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return closedError{}
 	}
-	d, ok := f.domains[key]
-	if !ok {
-		d = newDomain(key, f.t.Limit(key), time.Now())
-		f.domains[key] = d
+	if !f.keepDuplicates {
+		if k, ok := seenKey(req); ok {
+			if _, dup := f.seen[k]; dup {
+				f.duplicates++
+				return ErrDuplicate
+			}
+			f.seen[k] = struct{}{}
+		}
 	}
-	d.queue.push(req)
-	f.pending++
-	if d.where == nowhere {
-		f.placeLocked(d)
-		f.notifyLocked(time.Now())
-	}
+	f.outstanding++
+	f.queueLocked(key, entry{req: req, attempt: 1}, givenUp, time.Time{})
 	return nil
 }
 
+// queueLocked puts e at the end of key's line: a line the Transport gave
+// up if givenUp, one that goes no sooner than notBefore if it is not zero.
+func (f *Frontier) queueLocked(key string, e entry, givenUp bool, notBefore time.Time) {
+	now := time.Now()
+	d, ok := f.domains[key]
+	if !ok {
+		d = newDomain(key, f.t.Limit(key), now)
+		f.domains[key] = d
+	}
+	if givenUp {
+		d.giveUp(now)
+	}
+	e.pushed = now.Sub(f.epoch)
+	d.queue.push(e)
+	f.pending++
+	if d.holdUntil(notBefore) && d.where == inReady {
+		f.ready.fix(d)
+	}
+	if d.where == nowhere {
+		f.placeLocked(d)
+		f.notifyLocked(now)
+	}
+}
+
+// Duplicates returns how many requests Push dropped because their URL
+// was pushed before.
+func (f *Frontier) Duplicates() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.duplicates
+}
+
 // Close says that nothing more will be pushed. Next then hands out what is
-// left, in turn, and returns io.EOF once nothing is.
+// left, in turn, and returns io.EOF once nothing is: with WithRetries,
+// once every request pushed has a final answer (see Done), since an answer
+// may put its request back in line.
 func (f *Frontier) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -181,6 +241,8 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 			d.checked = false // another domain's request since may hold the scopes d shares
 		}
 		switch {
+		case d != nil && d.givenUp:
+			return f.handOutLocked(d), nil // the Transport refuses it at once
 		case d != nil && global.readyAt.After(now):
 			w = f.waitLocked(ctx, w, global.readyAt)
 		case shared && f.claiming > 0 && d.mayCheck(now):
@@ -188,7 +250,7 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 			// hold its turns yet.
 			w = f.waitLocked(ctx, w, time.Time{})
 		case d == nil:
-			if f.closed && f.pending == 0 {
+			if f.finishedLocked() {
 				f.notifyLocked(now)
 				return nil, io.EOF
 			}
@@ -275,7 +337,7 @@ func (f *Frontier) checkLocked(d *domain) bool {
 	f.notifyLocked(time.Now()) // the next domain in line need not wait for this answer
 	next, handOuts := d.queue.items[d.queue.head], f.handOuts
 	f.mu.Unlock()
-	wait := f.t.RequestWait(next)
+	wait := f.t.RequestWait(next.req)
 	f.mu.Lock()
 	now := time.Now()
 	f.checking--
@@ -284,7 +346,7 @@ func (f *Frontier) checkLocked(d *domain) bool {
 	d.checkedAt = handOuts
 	f.placeLocked(d)
 	stale := f.handOuts != handOuts && f.sharedScopes() // a request handed out meanwhile may share d's scopes
-	if wait > 0 || stale || d.where != inReady || d.held >= f.shareLocked() {
+	if wait > 0 || d.readyAt.After(now) || stale || d.where != inReady || d.held >= f.shareLocked() {
 		f.notifyLocked(now)
 		return false
 	}
@@ -296,7 +358,8 @@ func (f *Frontier) checkLocked(d *domain) bool {
 // its context is done.
 func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	now := time.Now()
-	req := d.queue.pop()
+	e := d.queue.pop()
+	req := e.req
 	f.pending--
 	d.held++
 	f.held++
@@ -304,25 +367,32 @@ func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	f.global.advance(now)
 	f.handOuts++
 	f.placeLocked(d)
-	fl := &flight{f: f, d: d}
+	fl := &flight{f: f, d: d, entry: e}
 	tk := ticket.New(fl.end)
 	if f.sharedScopes() {
 		// Only then does Next wait for the request to hold its turns.
 		f.claiming++
 		tk = ticket.NewClaimed(fl.end, fl.claimed)
 	}
+	tk.SetQueued(now.Sub(f.epoch) - e.pushed)
 	ctx := req.Context()
 	fl.stop = context.AfterFunc(ctx, tk.Done) // fl.end waits for f.mu, so it sees stop
 	f.notifyLocked(now)
-	return req.WithContext(ticket.With(ctx, tk))
+	return req.WithContext(context.WithValue(ticket.With(ctx, tk), flightKey{}, fl))
 }
 
 // flight is a request handed out, until its ticket ends.
 type flight struct {
-	f    *Frontier
-	d    *domain
-	stop func() bool
+	f        *Frontier
+	d        *domain
+	entry    entry // as it was queued
+	stop     func() bool
+	reported bool // Done was called
 }
+
+// flightKey is the context key under which a request handed out carries
+// its flight.
+type flightKey struct{}
 
 // claimed notes that the request holds its turns, or has ended.
 func (fl *flight) claimed() {
@@ -382,6 +452,13 @@ func (f *Frontier) enterReadyLocked(d *domain) {
 	f.ready.push(d)
 }
 
+// finishedLocked reports whether Next has nothing more to hand out: Close
+// was called, nothing is pending, and, with WithRetries, no answer can put
+// a request back in line.
+func (f *Frontier) finishedLocked() bool {
+	return f.closed && f.pending == 0 && (f.retries == 0 || f.outstanding == 0)
+}
+
 // waiter is a Next call blocked until something may have changed.
 type waiter struct{ wake chan struct{} }
 
@@ -432,7 +509,7 @@ func (f *Frontier) notifyLocked(now time.Time) {
 	if len(f.waiting) == 0 {
 		return
 	}
-	if f.closed && f.pending == 0 {
+	if f.finishedLocked() {
 		for _, w := range f.waiting {
 			w.wake <- struct{}{}
 		}

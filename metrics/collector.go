@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -41,7 +40,9 @@ const otherDomain = "other"
 //	polite_requests_canceled_total          counter  requests whose wait failed, not sent
 //	polite_requests_failed_total            counter  sent requests whose round trip failed
 //	polite_requests_disallowed_total        counter  requests robots.txt forbade, not sent
+//	polite_requests_given_up_total          counter  requests refused once the domain was given up (polite.WithMaxErrors), not sent
 //	polite_wait_seconds_total               counter  time spent waiting for a turn
+//	polite_queued_seconds_total             counter  time requests waited in a frontier's line before they were handed out
 //	polite_responses_total{class}           counter  responses by status class
 //	polite_throttled_responses_total        counter  429 and 503 responses
 //	polite_degraded_requests_total          counter  requests paced by a fallback (Redis down)
@@ -52,7 +53,7 @@ const otherDomain = "other"
 //
 // Cardinality: a domain has series only while the Transport tracks it, so
 // there are at most the Transport's polite.WithMaxDomains (10,000 by
-// default) times 20 series, however many domains a crawl meets. A domain
+// default) times 22 series, however many domains a crawl meets. A domain
 // the Transport forgets loses its series, and its counters restart from 0
 // if it comes back, as a restarted process's would.
 //
@@ -87,9 +88,9 @@ type collector struct {
 type counts struct {
 	total, delayed, canceled, failed int64
 	serverDelayed, globalDelayed     int64
-	robots, disallowed               int64
+	robots, disallowed, givenUp      int64
 	throttled, degraded              int64
-	wait, paused                     time.Duration
+	wait, paused, queued             time.Duration
 	responses                        [6]int64
 }
 
@@ -97,9 +98,9 @@ func countsOf(s stats.Snapshot) counts {
 	return counts{
 		total: s.TotalRequests, delayed: s.DelayedRequests, canceled: s.CanceledRequests,
 		serverDelayed: s.ServerDelayedRequests, globalDelayed: s.GlobalDelayedRequests,
-		failed: s.FailedRequests, robots: s.RobotsRequests, disallowed: s.DisallowedRequests,
+		failed: s.FailedRequests, robots: s.RobotsRequests, disallowed: s.DisallowedRequests, givenUp: s.GivenUpRequests,
 		throttled: s.ThrottledResponses, degraded: s.DegradedRequests,
-		wait: s.TotalWaitTime, paused: s.PausedTime, responses: s.Responses,
+		wait: s.TotalWaitTime, paused: s.PausedTime, queued: s.QueuedTime, responses: s.Responses,
 	}
 }
 
@@ -112,10 +113,12 @@ func (a *counts) add(b counts) {
 	a.failed += b.failed
 	a.robots += b.robots
 	a.disallowed += b.disallowed
+	a.givenUp += b.givenUp
 	a.throttled += b.throttled
 	a.degraded += b.degraded
 	a.wait += b.wait
 	a.paused += b.paused
+	a.queued += b.queued
 	for i := range a.responses {
 		a.responses[i] += b.responses[i]
 	}
@@ -138,6 +141,8 @@ var (
 	canceledDesc  = prometheus.NewDesc("polite_requests_canceled_total", "Requests whose wait failed (cancelled, deadline, too long); never sent.", domainLabel, nil)
 	failedDesc    = prometheus.NewDesc("polite_requests_failed_total", "Sent requests whose round trip returned an error.", domainLabel, nil)
 	disallowDesc  = prometheus.NewDesc("polite_requests_disallowed_total", "Requests robots.txt forbade; never sent.", domainLabel, nil)
+	givenUpDesc   = prometheus.NewDesc("polite_requests_given_up_total", "Requests refused once the domain was given up after failing again and again; never sent.", domainLabel, nil)
+	queuedDesc    = prometheus.NewDesc("polite_queued_seconds_total", "Time requests waited in a frontier's line before they were handed out, summed over the requests.", domainLabel, nil)
 	waitDesc      = prometheus.NewDesc("polite_wait_seconds_total", "Time requests spent waiting for their turn.", domainLabel, nil)
 	responsesDesc = prometheus.NewDesc("polite_responses_total", "Responses by status class.", []string{"domain", "class"}, nil)
 	throttledDesc = prometheus.NewDesc("polite_throttled_responses_total", "429 and 503 responses.", domainLabel, nil)
@@ -150,7 +155,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{requestsDesc, robotsDesc, delayedDesc, byScopeDesc, canceledDesc, failedDesc, disallowDesc, waitDesc,
+	for _, d := range []*prometheus.Desc{requestsDesc, robotsDesc, delayedDesc, byScopeDesc, canceledDesc, failedDesc, disallowDesc, givenUpDesc, waitDesc, queuedDesc,
 		responsesDesc, throttledDesc, degradedDesc, pausedSecDesc, inFlightDesc, pausedDesc, domainsDesc} {
 		ch <- d
 	}
@@ -271,9 +276,11 @@ func emit(ch chan<- prometheus.Metric, domain string, s series) {
 	counter(canceledDesc, float64(s.canceled))
 	counter(failedDesc, float64(s.failed))
 	counter(disallowDesc, float64(s.disallowed))
+	counter(givenUpDesc, float64(s.givenUp))
 	counter(waitDesc, s.wait.Seconds())
+	counter(queuedDesc, s.queued.Seconds())
 	for class, n := range s.responses {
-		counter(responsesDesc, float64(n), status.Class(class))
+		counter(responsesDesc, float64(n), stats.StatusClass(class))
 	}
 	counter(throttledDesc, float64(s.throttled))
 	counter(degradedDesc, float64(s.degraded))

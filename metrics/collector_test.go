@@ -19,7 +19,6 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/metrics"
 	"github.com/polite-go/polite/stats"
@@ -108,6 +107,8 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 		"polite_requests_canceled_total":   float64(s.CanceledRequests),
 		"polite_requests_failed_total":     float64(s.FailedRequests),
 		"polite_requests_disallowed_total": float64(s.DisallowedRequests),
+		"polite_requests_given_up_total":   float64(s.GivenUpRequests),
+		"polite_queued_seconds_total":      s.QueuedTime.Seconds(),
 		"polite_wait_seconds_total":        s.TotalWaitTime.Seconds(),
 		"polite_throttled_responses_total": float64(s.ThrottledResponses),
 		"polite_degraded_requests_total":   float64(s.DegradedRequests),
@@ -116,7 +117,7 @@ func expected(s stats.Snapshot, now time.Time) map[string]float64 {
 		"polite_paused/reason=" + reason:   paused,
 	}
 	for class, n := range s.Responses {
-		want["polite_responses_total/"+status.Class(class)] = float64(n)
+		want["polite_responses_total/"+stats.StatusClass(class)] = float64(n)
 	}
 	return want
 }
@@ -191,7 +192,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
-	assert.Equal(t, 1+2*20, testutil.CollectAndCount(c))
+	assert.Equal(t, 1+2*22, testutil.CollectAndCount(c))
 	assert.Equal(t, 2, testutil.CollectAndCount(c, "polite_requests_total"))
 }
 
@@ -377,4 +378,30 @@ func TestPausedByReason(t *testing.T) {
 	got, ok := value(all, "polite_paused", map[string]string{"domain": "s502.test", "reason": "errors"})
 	require.True(t, ok)
 	assert.Equal(t, 1.0, got)
+}
+
+// TestCollectorCountsGivenUp: a request refused because its domain was
+// given up counts in polite_requests_given_up_total, not as sent.
+func TestCollectorCountsGivenUp(t *testing.T) {
+	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusBadGateway, Body: io.NopCloser(strings.NewReader("")), Request: req, Header: http.Header{}}, nil
+	})
+	tr, err := polite.NewTransport(base, polite.WithDefault(fast), polite.WithMaxErrors(1), polite.WithMaxPause(time.Millisecond))
+	require.NoError(t, err)
+	for range 3 {
+		req, err := http.NewRequest(http.MethodGet, "http://a.test/", nil)
+		require.NoError(t, err)
+		if resp, err := tr.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	families := gather(t, metrics.NewCollector(tr, 0))
+	for name, want := range map[string]float64{
+		"polite_requests_given_up_total": 2,
+		"polite_requests_total":          1,
+	} {
+		got, ok := value(families, name, map[string]string{"domain": "a.test"})
+		require.True(t, ok, name)
+		assert.Equal(t, want, got, name)
+	}
 }

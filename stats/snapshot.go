@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -35,8 +34,18 @@ type Snapshot struct {
 	FailedRequests int64
 	// DisallowedRequests counts requests robots.txt forbade; none was sent.
 	DisallowedRequests int64
+	// GivenUp reports whether the domain was given up after failing again
+	// and again (polite.WithMaxErrors); GivenUpRequests counts the
+	// requests refused since, none of them sent.
+	GivenUp         bool
+	GivenUpRequests int64
 	// TotalWaitTime is the time all sent requests spent waiting.
 	TotalWaitTime time.Duration
+	// QueuedTime is the time the domain's requests waited in a frontier's
+	// line (package frontier) before they were handed out, summed over
+	// the requests: a wait the Transport does not see, apart from
+	// TotalWaitTime.
+	QueuedTime time.Duration
 	// AverageWaitTime is TotalWaitTime over DelayedRequests.
 	AverageWaitTime time.Duration
 	// LastRequestTime is when the latest request was sent.
@@ -79,7 +88,10 @@ type snapshotJSON struct {
 	CanceledRequests   int64            `json:"canceled_requests"`
 	FailedRequests     int64            `json:"failed_requests"`
 	DisallowedRequests int64            `json:"disallowed_requests"`
+	GivenUp            bool             `json:"given_up,omitempty"`
+	GivenUpRequests    int64            `json:"given_up_requests,omitempty"`
 	TotalWaitTimeMS    float64          `json:"total_wait_time_ms"`
+	QueuedTimeMS       float64          `json:"queued_time_ms,omitempty"`
 	AverageWaitTimeMS  float64          `json:"average_wait_time_ms"`
 	LastRequestTime    time.Time        `json:"last_request_time,omitzero"`
 	DelayRate          float64          `json:"delay_rate"`
@@ -114,7 +126,10 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 		CanceledRequests:   s.CanceledRequests,
 		FailedRequests:     s.FailedRequests,
 		DisallowedRequests: s.DisallowedRequests,
+		GivenUp:            s.GivenUp,
+		GivenUpRequests:    s.GivenUpRequests,
 		TotalWaitTimeMS:    milliseconds(s.TotalWaitTime),
+		QueuedTimeMS:       milliseconds(s.QueuedTime),
 		AverageWaitTimeMS:  milliseconds(s.AverageWaitTime),
 		LastRequestTime:    s.LastRequestTime,
 		DelayRate:          s.DelayRate,
@@ -130,7 +145,7 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 			if out.Responses == nil {
 				out.Responses = map[string]int64{}
 			}
-			out.Responses[status.Class(class)] = n
+			out.Responses[StatusClass(class)] = n
 		}
 	}
 	for _, q := range s.Quotas {

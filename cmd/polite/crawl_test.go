@@ -138,7 +138,7 @@ func TestWaitingListsADomainWhoseURLWaitsToComeBack(t *testing.T) {
 	require.NoError(t, tg.err)
 	d := &statusAtRetry{}
 	c := &crawl{client: &http.Client{Transport: tr}, transport: tr, concurrency: 1, display: d, retries: 1}
-	c.run(t.Context(), []target{tg})
+	c.run(t.Context(), &listSource{targets: []target{tg}})
 	require.Len(t, d.lines, 1, "one retry")
 	assert.Contains(t, d.lines[0], tg.key, "the domain waits for its pause")
 }

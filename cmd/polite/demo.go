@@ -93,7 +93,7 @@ func runDemo(ctx context.Context, args []string, e env) int {
 		display:     newDisplay(e.stderr, !*verbose),
 		retries:     3,
 	}
-	sum := c.run(ctx, targets)
+	sum := c.run(ctx, &listSource{targets: targets})
 
 	fmt.Fprintln(e.stdout)
 	if err := writeTable(e.stdout, domainRows(t.AllStats(), &c.figures, sum.elapsed, time.Now())); err != nil {
@@ -112,7 +112,7 @@ func runDemo(ctx context.Context, args []string, e env) int {
   Slow domains never held up fast ones: a free worker takes the URL whose
   domain can go soonest.
 Next: polite fetch -h, and the config file in the README.
-`, len(targets), sum.elapsed.Round(100*time.Millisecond), sum.failed)
+`, sum.total, sum.elapsed.Round(100*time.Millisecond), sum.failed)
 	if sum.failed+sum.notStarted > 0 {
 		return exitFailed
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,6 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/robotscache"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/limiter/statefile"
 )
@@ -30,12 +30,21 @@ Fetches each URL through a polite Transport, paced per domain, with a pool
 of workers; a free worker takes the next URL of the domain whose turn comes
 soonest. URLs come from the arguments or, without any, from stdin, one per
 line (blank lines, lines starting with # and a UTF-8 byte-order mark are
-skipped; at most 1,000,000 URLs, 64 KiB a line, 128 MiB in all).
+skipped). The list is read as the crawl goes, at most 10,000 URLs ahead of
+those done, so that the first request goes as soon as its line comes and
+memory does not grow with the list; the frontier picks among the URLs read.
+A line that cannot be used (two URLs, more than 64 KiB, a bad URL) fails
+alone, naming its line number, and the run goes on.
 
 An answer that asks to come back later (429, 500, 502, 503, 504, 522,
 524), a network error or timeout, and a robots.txt that could not be
 fetched put the URL back in line: it goes again when its domain's turn
 comes (after the pause the server asked for), up to -retries times.
+
+A domain whose server fails -max-errors answers in a row (an answer the
+limit's error_statuses name, by default 500, 502, 503 and 504, or a
+refused, reset or timed out connection) is given up: its URLs left fail
+at once, each with that reason, and the table marks it.
 
 Two limits bound the time: -timeout bounds one attempt, from when its turn
 comes to the end of its body; -max-wait bounds how long a URL waits for
@@ -60,8 +69,20 @@ when some did not (a bad URL, a network error, a timeout, still asked to
 come back after its retries, not fetched within -max-wait), or the state
 could not be written; 2 for bad usage, a bad configuration or a -state
 file another process is using; 128 plus the signal's number when stopped
-by a signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), as shells
-report it.`
+by a signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 141 for
+SIGPIPE: a write to a closed pipe stops the run as the others do), as
+shells report it.`
+
+// defaultMaxErrors is -max-errors' default: with the backoff between
+// failed answers (1 s, doubling), a domain failing from the start is
+// given up after 63 s, and a run of a few hundred URLs ends within two
+// minutes; a server that fails each page twice before it answers (six in
+// a row over three pages) is not given up.
+const defaultMaxErrors = 7
+
+// defaultMaxCrawlDelay is -max-crawl-delay's default, as
+// polite.WithMaxCrawlDelay's.
+const defaultMaxCrawlDelay = 30 * time.Second
 
 // defaultUserAgent is the User-Agent header polite fetch sends without
 // -user-agent, -robots or -contact: the program's name, and no contact,
@@ -81,6 +102,7 @@ type fetchFlags struct {
 	maxPause      time.Duration
 	crawlDelay    time.Duration
 	retries       int
+	maxErrors     int
 	host          bool
 	metrics       string
 	redis         string
@@ -103,8 +125,9 @@ func (f *fetchFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", time.Minute, "time limit of one attempt at a URL, from when its turn comes to the end of its body (0: none)")
 	fs.DurationVar(&f.maxWait, "max-wait", 10*time.Minute, "the longest a URL waits for its domain's next turn; a URL whose turn comes later is reported as not fetched (0: no limit)")
 	fs.DurationVar(&f.maxPause, "max-pause", limiter.DefaultMaxPause, "the longest pause a server can impose on a domain (Retry-After, RateLimit headers, backoff)")
-	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", robotscache.DefaultMaxCrawlDelay, "the longest Crawl-delay a robots.txt can impose (with -robots)")
+	fs.DurationVar(&f.crawlDelay, "max-crawl-delay", defaultMaxCrawlDelay, "the longest Crawl-delay a robots.txt can impose (with -robots)")
 	fs.IntVar(&f.retries, "retries", 3, "`times` a URL is tried again when its answer asks to come back later (0: never)")
+	fs.IntVar(&f.maxErrors, "max-errors", defaultMaxErrors, "give a domain up after `n` failed answers in a row (5xx, refused connections, timeouts): its URLs left fail at once (0: never)")
 	fs.BoolVar(&f.host, "host", false, "pace each host on its own (polite.HostKey) rather than each registrable domain")
 	fs.StringVar(&f.metrics, "metrics", "", "serve Prometheus metrics at http://`addr`/metrics while fetching, e.g. 127.0.0.1:9090")
 	fs.StringVar(&f.redis, "redis", "", "share each domain's pace with other processes through the Redis at `url` (redis://host:6379/0, with go-redis's options such as ?pool_size=10&dial_timeout=5s); if it does not answer, each process paces on its own")
@@ -136,6 +159,8 @@ func (f *fetchFlags) check(fs *flag.FlagSet) error {
 		return fmt.Errorf("-max-crawl-delay: must be positive, got %v", f.crawlDelay)
 	case f.retries < 0:
 		return fmt.Errorf("-retries: must not be negative, got %d", f.retries)
+	case f.maxErrors < 0:
+		return fmt.Errorf("-max-errors: must not be negative, got %d", f.maxErrors)
 	case f.set["state"] && f.set["redis"]:
 		return errors.New("-state: not with -redis, which keeps the pace in Redis")
 	case f.set["user-agent"] && f.set["contact"]:
@@ -212,7 +237,7 @@ func checkAgent(agent string) error {
 // -robots. The limiter is added apart (see sharedLimiter).
 func (f *fetchFlags) options(load func(path string) (*config.File, error)) ([]polite.Option, error) {
 	opts := []polite.Option{polite.WithUserAgent(f.userAgent()), polite.WithMaxPause(f.maxPause),
-		polite.WithMaxWait(f.maxWait), polite.WithTimeout(f.timeout)}
+		polite.WithMaxWait(f.maxWait), polite.WithTimeout(f.timeout), polite.WithMaxErrors(f.maxErrors)}
 	if f.host {
 		opts = append(opts, polite.WithKeyFunc(polite.HostKey))
 	}
@@ -266,7 +291,7 @@ type fetchPlan struct {
 	fetchFlags
 	opts         []polite.Option // from -config, -rate, -burst and -robots
 	redisOptions *redis.Options  // from -redis; nil without it
-	targets      []target        // the URLs, each parsed or with its error
+	targets      source          // the URLs, each parsed or with its error
 }
 
 // planFetch is the whole of polite fetch's input handling: it parses the
@@ -289,17 +314,14 @@ func planFetch(args []string, e env, load func(path string) (*config.File, error
 		}
 	}
 	if err == nil {
-		urls, err = urlsOrStdin(urls, e.stdin)
+		key := p.keyFunc()
+		p.targets, err = argsOrStdin(urls, e.stdin, func(raw string) target { return parseTarget(raw, key) })
 	}
 	if err != nil {
 		return nil, usageError(e, fs, err)
 	}
 	if p.opts, err = p.options(load); err != nil {
 		return nil, fatal(e, "polite fetch", err)
-	}
-	p.targets = make([]target, len(urls))
-	for i, raw := range urls {
-		p.targets[i] = parseTarget(raw, p.keyFunc())
 	}
 	return p, exitOK
 }
@@ -348,21 +370,29 @@ func runFetch(ctx context.Context, args []string, e env) (code int) {
 		display:     newDisplay(e.stderr, !p.verbose),
 		retries:     p.retries,
 		maxWait:     p.maxWait,
+		maxErrors:   p.maxErrors,
+		maxPause:    p.maxPause,
 	}
 	sum := c.run(ctx, p.targets)
-	fmt.Fprintln(e.stderr, "polite fetch: "+sum.String())
-
 	code = exitOK
 	if sum.failed+sum.notStarted > 0 {
 		code = exitFailed
 	}
-	if err := report(e, t, c, sum.elapsed, p.json); err != nil {
+	// The figures are taken, and the state written, before anything is
+	// printed: stdout or stderr may be a closed pipe.
+	rows := domainRows(t.AllStats(), &c.figures, sum.elapsed, time.Now())
+	closed = true
+	closeErr := closeTransport()
+	fmt.Fprintln(e.stderr, "polite fetch: "+sum.String())
+	if err := report(e.stdout, rows, p.json); err != nil {
 		fmt.Fprintf(e.stderr, "polite fetch: writing the stats: %v\n", err)
 		code = exitFailed
+		if errors.Is(err, syscall.EPIPE) { // what SIGPIPE says, whether or not it came yet
+			code = exitSignal(syscall.SIGPIPE)
+		}
 	}
-	closed = true
-	if err := closeTransport(); err != nil {
-		fmt.Fprintf(e.stderr, "polite fetch: %s\n", oneLine(err.Error()))
+	if closeErr != nil {
+		fmt.Fprintf(e.stderr, "polite fetch: %s\n", oneLine(closeErr.Error()))
 		code = exitFailed
 	}
 	if sig, ok := stoppedBy(ctx); ok {
@@ -451,14 +481,13 @@ func (f *fetchFlags) userAgent() string {
 	return name
 }
 
-// report writes the per-domain figures of crawl c, which ran for run
-// through t, to stdout: a table, or JSON.
-func report(e env, t *polite.Transport, c *crawl, run time.Duration, asJSON bool) error {
-	rows := domainRows(t.AllStats(), &c.figures, run, time.Now())
+// report writes rows, the per-domain figures of a crawl, to w: a table,
+// or JSON.
+func report(w io.Writer, rows []domainRow, asJSON bool) error {
 	if !asJSON {
-		return writeTable(e.stdout, rows)
+		return writeTable(w, rows)
 	}
-	enc := json.NewEncoder(e.stdout)
+	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(rowsByDomain(rows))
 }

@@ -104,16 +104,19 @@ func FuzzFetchInput(f *testing.F) {
 		} else {
 			require.Equal(t, exitOK, code)
 			assert.Empty(t, stdout.String()+stderr.String())
-			require.NotEmpty(t, p.targets)
-			for _, tg := range p.targets {
+			n := 0
+			for tg, ok := p.targets.next(); ok; tg, ok = p.targets.next() {
+				n++
 				if tg.err != nil {
-					assert.Contains(t, tg.err.Error(), "bad URL")
+					assert.Regexp(t, `bad URL|more than one URL|longer than|reading stdin`, tg.err.Error())
+					assert.LessOrEqual(t, len(failure(tg)), 4*maxQuoted+200, "an error quotes at most about maxQuoted bytes of a URL")
 					continue
 				}
 				require.NotNil(t, tg.url)
 				assert.Contains(t, []string{"http", "https"}, tg.url.Scheme)
 				assert.NotEmpty(t, tg.key)
 			}
+			require.NotZero(t, n)
 			assert.True(t, httpguts.ValidHeaderFieldValue(p.userAgent()), "User-Agent %q", p.userAgent())
 			tr, err := p.transport(slog.New(slog.DiscardHandler))
 			if err != nil {

@@ -40,7 +40,14 @@ func newSite(t *testing.T, statuses map[string]int) *site {
 
 // startSite starts s, whose statuses and robots are set.
 func startSite(t *testing.T, s *site) *site {
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewServer(s.handler())
+	t.Cleanup(s.Close)
+	return s
+}
+
+// handler answers as s says and records the requests.
+func (s *site) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.paths = append(s.paths, r.URL.RequestURI())
 		s.agents = append(s.agents, r.UserAgent())
@@ -58,9 +65,7 @@ func startSite(t *testing.T, s *site) *site {
 			w.WriteHeader(status)
 		}
 		fmt.Fprintf(w, "body of %s", r.URL.RequestURI())
-	}))
-	t.Cleanup(s.Close)
-	return s
+	})
 }
 
 func (s *site) arrivalTimes() []time.Time {
@@ -116,7 +121,8 @@ func TestFetchArguments(t *testing.T) {
 	assert.Contains(t, progress[3], "3 fetched, 0 failed")
 	// The table: a header and one row for the server's domain.
 	table := lines(o.stdout)
-	require.Len(t, table, 2, "stdout: %s", o.stdout)
+	require.Len(t, table, 3, "stdout: %s", o.stdout)
+	assert.Equal(t, queuedLegend, table[2], "the table says what QUEUED sums")
 	assert.Equal(t, []string{"DOMAIN", "REQUESTS", "RATE", "QUEUED", "WAITED", "PAUSED", "RETRIES", "ROBOTS", "ERRORS", "RESPONSES"}, strings.Fields(table[0]))
 	row := strings.Fields(table[1])
 	assert.Equal(t, "127.0.0.1", row[0])
@@ -307,9 +313,8 @@ func TestFetchBadUsage(t *testing.T) {
 		{"contact with a space", []string{"-contact", "https://example.com/a b", "http://a.test/"}, "", "at byte 21"},
 		{"contact with a parenthesis", []string{"-contact", "https://example.com/a)", "http://a.test/"}, "", "without spaces or parentheses"},
 		{"robots escape", []string{"-robots", "bot\x1b[31m", "http://a.test/"}, "", "a control character"},
-		{"stdin line too long", nil, "http://a.test/\n" + strings.Repeat("x", 70<<10), "reading stdin: line 2 is longer than 64 KiB"},
-		{"stdin two URLs on a line", nil, "http://a.test/1\n\nhttp://a.test/2 http://alice:PW@a.test/3\n", `reading stdin: line 3 holds more than one URL ("http://a.test/2", then "http://alice:xxxxx@a.test/3")`},
 		{"negative retries", []string{"-retries", "-1", "http://a.test/"}, "", "-retries: must not be negative"},
+		{"negative max-errors", []string{"-max-errors", "-1", "http://a.test/"}, "", "-max-errors: must not be negative"},
 		{"negative max-wait", []string{"-max-wait", "-1s", "http://a.test/"}, "", "-max-wait: must not be negative"},
 		{"zero max-pause", []string{"-max-pause", "0", "http://a.test/"}, "", "-max-pause: must be positive"},
 		{"zero max-crawl-delay", []string{"-max-crawl-delay", "0", "http://a.test/"}, "", "-max-crawl-delay: must be positive"},

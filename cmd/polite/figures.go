@@ -14,10 +14,10 @@ type figures struct {
 
 // domainFigures is what the crawl saw of one domain's requests.
 type domainFigures struct {
-	queueWait   time.Duration // in the frontier, waiting for the domain's turn
-	retries     int           // attempts put back to come again
-	sends       int           // requests that left the Transport's wait
-	first, last time.Time     // the first and the last of those
+	retries     int       // attempts put back to come again
+	sends       int       // requests that left the Transport's wait
+	first, last time.Time // the first and the last of those
+	failing     int       // failed answers in a row (5xx, transport failures)
 }
 
 func (f *figures) domain(key string) *domainFigures {
@@ -30,13 +30,6 @@ func (f *figures) domain(key string) *domainFigures {
 		f.domains[key] = d
 	}
 	return d
-}
-
-// queued adds wait to the time key's requests waited in the frontier.
-func (f *figures) queued(key string, wait time.Duration) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.domain(key).queueWait += wait
 }
 
 // retried counts a retry of a request to key.
@@ -56,6 +49,20 @@ func (f *figures) sent(key string, now time.Time) {
 	}
 	d.sends++
 	d.last = now
+}
+
+// answered counts an answer from key's server: failed says whether it
+// was a failure that backs the domain off (a 5xx, a transport failure),
+// which adds one to its failures in a row; any other answer ends them.
+func (f *figures) answered(key string, failed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.domain(key)
+	if failed {
+		d.failing++
+	} else {
+		d.failing = 0
+	}
 }
 
 // get returns a copy of key's figures.

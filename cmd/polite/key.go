@@ -20,24 +20,26 @@ func runKey(args []string, e env) int {
 	fs := newFlagSet("polite key", keySynopsis)
 	host := fs.Bool("host", false, "print the host key (polite.HostKey) instead of the domain key")
 	urls, err := parseArgs(fs, args)
+	keyFunc := polite.DomainKey
+	var src source
 	if err == nil {
-		urls, err = urlsOrStdin(urls, e.stdin)
+		if *host {
+			keyFunc = polite.HostKey
+		}
+		src, err = argsOrStdin(urls, e.stdin, func(raw string) target {
+			if !strings.Contains(raw, "://") {
+				raw = "http://" + raw
+			}
+			return parseTarget(raw, keyFunc)
+		})
 	}
 	if err != nil {
 		return usageError(e, fs, err)
 	}
-	keyFunc := polite.DomainKey
-	if *host {
-		keyFunc = polite.HostKey
-	}
 	code := exitOK
-	for _, raw := range urls {
-		if !strings.Contains(raw, "://") {
-			raw = "http://" + raw
-		}
-		t := parseTarget(raw, keyFunc)
+	for t, ok := src.next(); ok; t, ok = src.next() {
 		if t.err != nil {
-			fmt.Fprintf(e.stderr, "polite key: %v\n", t.err)
+			fmt.Fprintf(e.stderr, "polite key: %v\n", oneLine(failure(t)))
 			code = exitFailed
 			continue
 		}

@@ -45,13 +45,44 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-func TestReadLines(t *testing.T) {
-	got, err := readLines(strings.NewReader("a\r\n\n  # comment\n\t b \n#\nc"))
+// readList reads in as lineReader does: the usable lines' text, and
+// the unusable ones' "line N: why".
+func readList(t *testing.T, in io.Reader) (texts, failures []string) {
+	t.Helper()
+	lr, err := newLineReader(in)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a", "b", "c"}, got)
+	for l, ok := lr.next(); ok; l, ok = lr.next() {
+		if l.err != nil {
+			failures = append(failures, failure(target{line: l.n, err: l.err}))
+			continue
+		}
+		texts = append(texts, l.text)
+	}
+	return texts, failures
+}
 
-	_, err = readLines(strings.NewReader(strings.Repeat("x", maxLine+1)))
-	assert.ErrorContains(t, err, "reading stdin")
+func TestReadLines(t *testing.T) {
+	got, failures := readList(t, strings.NewReader("a\r\n\n  # comment\n\t b \n#\nc"))
+	assert.Equal(t, []string{"a", "b", "c"}, got)
+	assert.Empty(t, failures)
+
+	got, failures = readList(t, strings.NewReader("a\n"+strings.Repeat("x", maxLine+1)+"\nb c\nd"))
+	assert.Equal(t, []string{"a", "d"}, got, "an unusable line fails alone")
+	assert.Equal(t, []string{"line 2: longer than 64 KiB", `line 3: more than one URL ("b", then "c"): give one URL per line`}, failures)
+}
+
+// TestReadLinesQuotesLittle is issue 39's 30 KB line holding a space:
+// its error quotes about maxQuoted bytes of it, not 90 KB.
+func TestReadLinesQuotesLittle(t *testing.T) {
+	long := "http://a.test/" + strings.Repeat("x", 15<<10)
+	_, failures := readList(t, strings.NewReader(long+" "+long+"\n"))
+	require.Len(t, failures, 1)
+	assert.Less(t, len(failures[0]), 3*maxQuoted, "%.300s", failures[0])
+	assert.Contains(t, failures[0], fmt.Sprintf("(%d bytes)", len(long)))
+
+	tg := parseTarget("http://a.test/"+strings.Repeat("x", 30<<10)+"%zz", polite.DomainKey)
+	require.Error(t, tg.err)
+	assert.Less(t, len(tg.err.Error()), 3*maxQuoted, "%.300s", tg.err.Error())
 }
 
 func FuzzParseTarget(f *testing.F) {
@@ -84,84 +115,39 @@ func TestReadLinesEncoding(t *testing.T) {
 		{"two marks: the second is kept", "\ufeff\ufeffhttp://a.test/", []string{"\ufeffhttp://a.test/"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := readLines(strings.NewReader(c.in))
-			require.NoError(t, err)
+			got, failures := readList(t, strings.NewReader(c.in))
+			assert.Empty(t, failures)
 			assert.Equal(t, c.want, got)
 		})
 	}
 	for _, in := range []string{"\xff\xfeh\x00t\x00t\x00p\x00", "\xfe\xff\x00h\x00t\x00t\x00p"} {
-		_, err := readLines(strings.NewReader(in))
+		_, err := newLineReader(strings.NewReader(in))
 		assert.ErrorContains(t, err, "UTF-16")
 	}
 }
 
-// TestReadLinesBounds checks every bound of a URL list at its edge.
+// TestReadLinesBounds checks the bound of a line at its edge, and that a
+// list is read as it comes, however long.
 func TestReadLinesBounds(t *testing.T) {
 	long := strings.Repeat("x", maxLine)
-	comment := "#" + strings.Repeat("-", 1022) + "\n" // 1 KiB, which divides maxList
 	for _, c := range []struct {
-		name string
-		in   io.Reader
-		err  string // "" when the list is read
+		name     string
+		in       io.Reader
+		texts    int
+		failures []string
 	}{
-		{"longest line", strings.NewReader(long), ""},
-		{"longest line, CRLF", strings.NewReader(long + "\r\n" + long + "\r\n"), ""},
-		{"line too long", strings.NewReader("a\n\n" + long + "x\nb"), "reading stdin: line 3 is longer than 64 KiB"},
-		{"line too long at the end", strings.NewReader("a\n" + long + "xy"), "reading stdin: line 2 is longer than 64 KiB"},
-		{"endless line", zeros{}, "reading stdin: line 1 is longer than 64 KiB"},
-		{"most URLs", strings.NewReader(strings.Repeat("u\n", maxURLs)), ""},
-		{"too many URLs", strings.NewReader(strings.Repeat("u\n", maxURLs+1)), fmt.Sprintf("reading stdin: more than %d URLs", maxURLs)},
-		{"blank lines do not count", strings.NewReader(strings.Repeat("u\n\n#\n", maxURLs)), ""},
-		{"longest list", io.MultiReader(strings.NewReader("u\n"), &repeat{s: comment, n: maxList - 2}), ""},
-		{"list too long", io.MultiReader(strings.NewReader("u\n"), &repeat{s: comment, n: maxList - 1}), "reading stdin: more than 128 MiB"},
-		{"endless list", &repeat{s: comment, n: -1}, "reading stdin: more than 128 MiB"},
+		{"longest line", strings.NewReader(long), 1, nil},
+		{"longest line, CRLF", strings.NewReader(long + "\r\n" + long + "\r\n"), 2, nil},
+		{"line too long", strings.NewReader("a\n\n" + long + "x\nb"), 2, []string{"line 3: longer than 64 KiB"}},
+		{"line too long at the end", strings.NewReader("a\n" + long + "xy"), 1, []string{"line 2: longer than 64 KiB"}},
+		{"a million URLs and more", strings.NewReader(strings.Repeat("u\n\n#\n", 1_000_001)), 1_000_001, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := readLines(c.in)
-			if c.err != "" {
-				require.EqualError(t, err, c.err)
-				assert.Nil(t, got)
-				return
-			}
-			require.NoError(t, err)
-			assert.NotEmpty(t, got)
+			texts, failures := readList(t, c.in)
+			assert.Len(t, texts, c.texts)
+			assert.Equal(t, c.failures, failures)
 		})
 	}
-	_, err := urlsOrStdin(make([]string, maxURLs+1), strings.NewReader(""))
-	assert.ErrorContains(t, err, "more than 1000000 URLs")
-}
-
-// zeros reads as an endless run of zero bytes, like /dev/zero.
-type zeros struct{}
-
-func (zeros) Read(p []byte) (int, error) {
-	clear(p)
-	return len(p), nil
-}
-
-// repeat reads as n bytes of s, repeated; forever if n is negative.
-type repeat struct {
-	s   string
-	n   int
-	off int // in s
-}
-
-func (r *repeat) Read(p []byte) (int, error) {
-	if r.n == 0 {
-		return 0, io.EOF
-	}
-	if r.n > 0 && len(p) > r.n {
-		p = p[:r.n]
-	}
-	for i := 0; i < len(p); {
-		c := copy(p[i:], r.s[r.off:])
-		i += c
-		r.off = (r.off + c) % len(r.s)
-	}
-	if r.n > 0 {
-		r.n -= len(p)
-	}
-	return len(p), nil
 }
 
 func TestCheckAgent(t *testing.T) {
@@ -282,21 +268,27 @@ func FuzzReadLines(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		got, err := readLines(bytes.NewReader(in))
+		lr, err := newLineReader(bytes.NewReader(in))
 		if err != nil {
-			assert.Nil(t, got)
 			assert.Regexp(t, `^reading stdin: `, err.Error())
 			return
 		}
-		for _, line := range got {
-			assert.NotEmpty(t, line)
-			assert.Equal(t, strings.TrimSpace(line), line)
-			assert.False(t, strings.HasPrefix(line, "#"))
-			assert.NotContains(t, line, "\n")
-			assert.LessOrEqual(t, len(line), maxLine)
-		}
-		if len(got) > 0 && bytes.HasPrefix(in, []byte("\ufeff")) && !bytes.HasPrefix(in, []byte("\ufeff\ufeff")) {
-			assert.False(t, strings.HasPrefix(got[0], "\ufeff"), "the mark is skipped")
+		first := true
+		for l, ok := lr.next(); ok; l, ok = lr.next() {
+			if l.err != nil {
+				assert.Positive(t, l.n)
+				assert.LessOrEqual(t, len(l.err.Error()), 2*maxQuoted+100)
+				continue
+			}
+			assert.NotEmpty(t, l.text)
+			assert.Equal(t, strings.TrimSpace(l.text), l.text)
+			assert.False(t, strings.HasPrefix(l.text, "#"))
+			assert.NotContains(t, l.text, "\n")
+			assert.LessOrEqual(t, len(l.text), maxLine)
+			if first && bytes.HasPrefix(in, []byte("\ufeff")) && !bytes.HasPrefix(in, []byte("\ufeff\ufeff")) {
+				assert.False(t, strings.HasPrefix(l.text, "\ufeff"), "the mark is skipped")
+			}
+			first = false
 		}
 	})
 }

@@ -20,8 +20,9 @@ import (
 // each attempt to be made again and done once per target, from one
 // goroutine, then finish.
 type display interface {
-	// start begins showing a crawl of total targets; status says the
-	// time left and the domains requests wait for.
+	// start begins showing a crawl of total targets (-1: not known, as
+	// for a list read as the crawl goes); status says the time left and
+	// the domains requests wait for.
 	start(total int, status func() string)
 	// retry shows that r's URL goes again at at.
 	retry(r result, at time.Time)
@@ -56,12 +57,20 @@ func (d *logDisplay) start(total int, _ func() string) {
 }
 
 func (d *logDisplay) retry(r result, at time.Time) {
-	fmt.Fprintf(d.w, "[%*d/%d %s] %s\n", d.width, d.n, d.total, formatSince(r.at), describeRetry(r, at))
+	fmt.Fprintf(d.w, "[%s %s] %s\n", d.count(), formatSince(r.at), describeRetry(r, at))
 }
 
 func (d *logDisplay) done(r result) {
 	d.n++
-	fmt.Fprintf(d.w, "[%*d/%d %s] %s\n", d.width, d.n, d.total, formatSince(r.at), describe(r))
+	fmt.Fprintf(d.w, "[%s %s] %s\n", d.count(), formatSince(r.at), describe(r))
+}
+
+// count is how many targets are done, out of how many if that is known.
+func (d *logDisplay) count() string {
+	if d.total < 0 {
+		return strconv.Itoa(d.n)
+	}
+	return fmt.Sprintf("%*d/%d", d.width, d.n, d.total)
 }
 
 func (d *logDisplay) finish() {}
@@ -84,14 +93,18 @@ func describeRetry(r result, at time.Time) string {
 func describe(r result) string {
 	if r.err != nil {
 		if r.url == nil { // a bad URL: the error names it
-			return fmt.Sprintf("FAIL %v", oneLine(r.err.Error()))
+			return "FAIL " + oneLine(failure(r.target))
 		}
 		if r.status != 0 {
 			return fmt.Sprintf("FAIL %d %s: %v", r.status, r.shown(), cause(r.err))
 		}
 		return fmt.Sprintf("FAIL %s: %v", r.shown(), cause(r.err))
 	}
-	s := fmt.Sprintf("%d %s (%s in %s)", r.status, r.shown(), formatBytes(r.bytes), r.elapsed.Round(time.Millisecond))
+	s := fmt.Sprintf("%d %s (%s in %s", r.status, r.shown(), formatBytes(r.bytes), (r.elapsed - r.waited).Round(time.Millisecond))
+	if r.waited >= 10*time.Millisecond {
+		s += fmt.Sprintf(", after %s waiting", r.waited.Round(time.Millisecond))
+	}
+	s += ")"
 	if r.file != "" {
 		s += " -> " + r.file
 	}

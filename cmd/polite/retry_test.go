@@ -30,8 +30,9 @@ type arrival struct {
 // trust: on one loopback site, 127.0.0.1 throttles (a 429 with
 // Retry-After: 1 to each page's first request), 127.0.0.2 struggles (a
 // 502 to each page's first two requests) and 127.0.0.3's robots.txt
-// answers 503 at first, which disallows the host for a minute. Every URL
-// ends fetched, each after its pause; the table's figures are what the
+// answers 503 at first, which disallows the host for a minute (its other
+// URLs wait in line meanwhile). Every URL ends fetched, each after its
+// pause; the table's figures are what the
 // server saw; no password appears in any output, the -v log included.
 func TestFetchRetriesAfterPauses(t *testing.T) {
 	if testing.Short() {
@@ -78,7 +79,9 @@ func TestFetchRetriesAfterPauses(t *testing.T) {
 	t.Logf("stderr:\n%s\nstdout:\n%s", o.stderr, o.stdout)
 	require.Equal(t, exitOK, o.code)
 	assert.Contains(t, o.stderr, "9 URLs in")
-	assert.Contains(t, o.stderr, "9 fetched (9 after retries), 0 failed")
+	// 127.0.0.3's first URL waits for robots.txt to be fetched again; the
+	// frontier holds the host's other URLs until then.
+	assert.Contains(t, o.stderr, "9 fetched (7 after retries), 0 failed")
 	for _, out := range []string{o.stdout, o.stderr} {
 		assert.NotContains(t, out, "PW-secret")
 	}
@@ -124,7 +127,7 @@ func TestFetchRetriesAfterPauses(t *testing.T) {
 	}{
 		"127.0.0.1": {3, 0, "2xx:3 4xx:3"},
 		"127.0.0.2": {6, 0, "2xx:3 5xx:6"},
-		"127.0.0.3": {3, 3, "2xx:3"},
+		"127.0.0.3": {1, 1, "2xx:3"},
 	} {
 		row := rows[host]
 		require.Len(t, row, 10+strings.Count(want.responses, " "), "%s: %v", host, row)

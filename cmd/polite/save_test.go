@@ -131,8 +131,9 @@ func TestFetchOut(t *testing.T) {
 	for _, r := range s.requests() {
 		want = append(want, "body of "+r)
 	}
-	assert.ElementsMatch(t, want, bodies, "one file per URL, duplicates included")
-	require.Len(t, bodies, len(paths))
+	assert.ElementsMatch(t, want, bodies, "one file per URL")
+	require.Len(t, bodies, len(paths)-1, "the duplicate is fetched once")
+	assert.Contains(t, o.stderr, "1 duplicate listed before, skipped")
 
 	// A second run into the same directory overwrites nothing.
 	o = runPolite(t, "", "fetch", "-out", out, s.URL+"/a/b/c.txt")

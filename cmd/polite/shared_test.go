@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/polite-go/polite/internal/redistest"
 )
 
 func TestFetchRobots(t *testing.T) {
@@ -23,7 +21,7 @@ func TestFetchRobots(t *testing.T) {
 	assert.Contains(t, o.stderr, "disallowed by robots.txt")
 	assert.ElementsMatch(t, []string{"/robots.txt", "/public"}, s.requests(), "the disallowed page is never sent")
 	table := lines(o.stdout)
-	require.Len(t, table, 2, "stdout: %s", o.stdout)
+	require.Len(t, table, 3, "stdout: %s", o.stdout)
 	row := strings.Fields(table[1])
 	assert.Equal(t, []string{"127.0.0.1", "1"}, row[:2], "/public was sent")
 	assert.Equal(t, "1", row[7], "and robots.txt, counted apart")
@@ -57,7 +55,7 @@ func TestFetchRedisDown(t *testing.T) {
 // share the domain's pace, so together they take as long as one process
 // fetching both lists would.
 func TestFetchRedisShared(t *testing.T) {
-	addr := redistest.Start(t).Addr()
+	addr := startRedis(t)
 	s := newSite(t, nil)
 	const perProcess = 5
 	var wg sync.WaitGroup

@@ -23,14 +23,20 @@ type stopSignal struct{ sig os.Signal }
 
 func (s stopSignal) Error() string { return "stopped by " + s.sig.String() }
 
-// notifyStop returns a context that ends at the first of stopSignals, with
-// a stopSignal as its cause, and a function that stops listening. After
-// the first signal the signals take their default action again, so that a
-// second one ends the process at once.
+// notifyStop returns a context that ends at the first of stopSignals, or
+// at the first SIGPIPE (a write to a closed pipe, such as stdout into
+// "| head"), with a stopSignal as its cause, and a function that stops
+// listening. After the first signal the stopSignals take their default
+// action again, so that a second one ends the process at once; SIGPIPE
+// stays caught until the function is called, so that later writes to the
+// closed pipe fail with an error instead of killing the process before it
+// has written its state.
 func notifyStop(parent context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, stopSignals...)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
 	go func() {
 		for {
 			select {
@@ -41,6 +47,9 @@ func notifyStop(parent context.Context) (context.Context, func()) {
 				}
 				signal.Stop(signals)
 				cancel(stopSignal{sig})
+			case <-pipes:
+				signal.Stop(signals)
+				cancel(stopSignal{syscall.SIGPIPE})
 			case <-ctx.Done():
 			}
 			return
@@ -48,6 +57,7 @@ func notifyStop(parent context.Context) (context.Context, func()) {
 	}()
 	return ctx, func() {
 		signal.Stop(signals)
+		signal.Stop(pipes)
 		cancel(nil)
 	}
 }

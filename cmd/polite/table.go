@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/stats"
 )
 
@@ -24,8 +23,9 @@ type domainRow struct {
 	// two requests.
 	Rate float64
 	// QueueWait is the time its URLs waited in the frontier, for their
-	// turns or for a free worker, summed over the URLs; the Transport's
-	// own wait is Snapshot.TotalWaitTime.
+	// turns or for a free worker, summed over the URLs, as the Transport
+	// counted it (Snapshot.QueuedTime); its own wait is
+	// Snapshot.TotalWaitTime.
 	QueueWait time.Duration
 	// PausedInRun is the part of Snapshot.PausedTime within the run: a
 	// pause that lasts past the end counts until the end.
@@ -44,7 +44,7 @@ func domainRows(all map[string]stats.Snapshot, figs *figures, run time.Duration,
 		if s.PauseReason != "crawl-delay" && s.PauseReason != "adaptive" && s.PausedUntil.After(end) {
 			paused -= s.PausedUntil.Sub(end) // the part still to come
 		}
-		rows = append(rows, domainRow{Snapshot: s, Rate: f.rate(), QueueWait: f.queueWait,
+		rows = append(rows, domainRow{Snapshot: s, Rate: f.rate(), QueueWait: s.QueuedTime,
 			PausedInRun: min(max(paused, 0), run), Retries: f.retries})
 	}
 	slices.SortFunc(rows, func(a, b domainRow) int { return compareDomains(a.Domain, b.Domain) })
@@ -84,12 +84,14 @@ func parseAddr(key string) (netip.Addr, string, bool) {
 	return addr, port, err == nil
 }
 
-// writeTable writes one row per domain. REQUESTS counts the requests sent,
-// ROBOTS the robots.txt fetches apart; RATE is the pace they went at;
-// QUEUED is the time URLs waited in the frontier, summed, WAITED
-// the time requests waited in the Transport; PAUSED the time the server
+// writeTable writes one row per domain, then a line that says what QUEUED
+// sums. REQUESTS counts the requests sent, ROBOTS the robots.txt fetches
+// apart; RATE is the pace they went at; QUEUED is the time URLs waited in
+// the frontier, summed over the URLs (so that it can exceed the run),
+// WAITED the time requests waited in the Transport; PAUSED the time the server
 // paused the domain within the run; ERRORS the requests that got no
-// response: failed, cancelled or refused (robots.txt).
+// response: failed, cancelled or refused (robots.txt, a domain given up).
+// RESPONSES ends with "given up" for a domain given up.
 func writeTable(w io.Writer, rows []domainRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DOMAIN\tREQUESTS\tRATE\tQUEUED\tWAITED\tPAUSED\tRETRIES\tROBOTS\tERRORS\tRESPONSES")
@@ -97,10 +99,17 @@ func writeTable(w io.Writer, rows []domainRow) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n",
 			r.Domain, r.TotalRequests, formatRate(r.Rate), seconds(r.QueueWait), seconds(r.TotalWaitTime),
 			seconds(r.PausedInRun), r.Retries, r.RobotsRequests,
-			r.FailedRequests+r.CanceledRequests+r.DisallowedRequests, classes(r.Snapshot))
+			r.FailedRequests+r.CanceledRequests+r.DisallowedRequests+r.GivenUpRequests, classes(r.Snapshot))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, queuedLegend)
+	return err
 }
+
+// queuedLegend says, under the table, what QUEUED sums.
+const queuedLegend = "QUEUED sums the time each URL waited in line for its domain's turn, over the domain's URLs; WAITED is the time requests waited in the Transport."
 
 func formatRate(perSecond float64) string {
 	if perSecond == 0 {
@@ -118,8 +127,11 @@ func classes(s stats.Snapshot) string {
 	var parts []string
 	for class, n := range s.Responses {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s:%d", status.Class(class), n))
+			parts = append(parts, fmt.Sprintf("%s:%d", stats.StatusClass(class), n))
 		}
+	}
+	if s.GivenUp {
+		parts = append(parts, "given up")
 	}
 	if len(parts) == 0 {
 		return "-"

@@ -21,7 +21,7 @@ func TestWriteTable(t *testing.T) {
 	all := map[string]stats.Snapshot{
 		"b.test": {Domain: "b.test", TotalRequests: 12, RobotsRequests: 1, TotalWaitTime: 1360 * time.Millisecond,
 			PausedTime: 7 * time.Second, PausedUntil: end.Add(4 * time.Second), PauseReason: "backoff",
-			FailedRequests: 1, CanceledRequests: 2, Responses: [6]int64{2: 10, 4: 2}},
+			FailedRequests: 1, CanceledRequests: 2, Responses: [6]int64{2: 10, 4: 2}, QueuedTime: 2500 * time.Millisecond},
 		"a.test":     {Domain: "a.test", TotalRequests: 1},
 		"127.0.0.10": {Domain: "127.0.0.10", TotalRequests: 1, DisallowedRequests: 2, Responses: [6]int64{2: 1}},
 		"127.0.0.2":  {Domain: "127.0.0.2", PausedTime: time.Hour, PausedUntil: end.Add(10 * time.Second), PauseReason: "retry-after"},
@@ -30,13 +30,13 @@ func TestWriteTable(t *testing.T) {
 	figs.sent("b.test", end.Add(-10*time.Second))
 	figs.sent("b.test", end.Add(-6*time.Second))
 	figs.sent("b.test", end.Add(-2*time.Second))
-	figs.queued("b.test", 2500*time.Millisecond)
 	figs.retried("b.test")
 	rows := domainRows(all, &figs, 20*time.Second, end)
 	var b strings.Builder
 	require.NoError(t, writeTable(&b, rows))
 	table := lines(b.String())
-	require.Len(t, table, 5)
+	require.Len(t, table, 6)
+	assert.Equal(t, queuedLegend, table[5])
 	assert.Equal(t, []string{"127.0.0.2", "0", "-", "0.00s", "0.00s", "20.00s", "0", "0", "0", "-"}, strings.Fields(table[1]), "IP addresses sort as addresses; the time paused is never more than the run")
 	assert.Equal(t, []string{"127.0.0.10", "1", "-", "0.00s", "0.00s", "0.00s", "0", "0", "2", "2xx:1"}, strings.Fields(table[2]), "robots.txt refusals are errors")
 	assert.Equal(t, []string{"a.test", "1", "-", "0.00s", "0.00s", "0.00s", "0", "0", "0", "-"}, strings.Fields(table[3]))
@@ -68,6 +68,9 @@ func TestCompareDomains(t *testing.T) {
 func TestDescribe(t *testing.T) {
 	ok := result{target: target{raw: "http://a.test/x"}, status: 200, bytes: 1500, elapsed: 1234567 * time.Microsecond, file: "a.test/x"}
 	assert.Equal(t, "200 http://a.test/x (1.5 kB in 1.235s) -> a.test/x", describe(ok))
+	// Issue 41's "(529 B in 2.031s)" for a 30 ms answer after its robots.txt and its turn.
+	waited := result{target: target{raw: "http://a.test/w"}, status: 200, bytes: 529, elapsed: 2031 * time.Millisecond, waited: 2001 * time.Millisecond}
+	assert.Equal(t, "200 http://a.test/w (529 B in 30ms, after 2.001s waiting)", describe(waited))
 	y, err := url.Parse("http://a.test/y")
 	require.NoError(t, err)
 	failed := result{target: target{raw: "http://a.test/y", url: y}, err: errors.New("boom")}

@@ -2,119 +2,138 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/polite-go/polite"
 )
 
 // target is one URL of the list to fetch.
 type target struct {
-	raw string   // as the user gave it
-	url *url.URL // nil when err is set
-	key string   // the domain key it is paced under
-	err error    // why it cannot be fetched
+	line int      // of the URL list; 0 for an argument
+	raw  string   // as the user gave it
+	url  *url.URL // nil when err is set
+	key  string   // the domain key it is paced under
+	err  error    // why it cannot be fetched
 }
 
-// The bounds of a URL list. A line is far longer than any URL a server
-// takes (most stop at 8 KiB); the list and its count keep the memory the
-// command needs, a few hundred bytes per URL, under a few hundred MB.
-const (
-	maxLine = 64 << 10  // bytes in one line
-	maxList = 128 << 20 // bytes in the whole list
-	maxURLs = 1_000_000 // URLs, from stdin or the arguments
-)
+// maxLine is the longest line of a URL list, in bytes: far longer than
+// any URL a server takes (most stop at 8 KiB).
+const maxLine = 64 << 10
 
-// readLines reads one item per line, skipping blank lines and lines that
-// start with "#", with surrounding spaces trimmed; a line with a space
-// inside holds more than one item, an error naming the line. A UTF-8 byte-order mark
-// at the start is skipped; UTF-16 text, a line longer than maxLine, more
-// than maxList bytes or more than maxURLs items are errors, found before
-// the rest of the input is read.
-func readLines(r io.Reader) ([]string, error) {
-	var out []string
-	sc := bufio.NewScanner(&boundedReader{r: r, left: maxList})
-	sc.Buffer(make([]byte, 0, 4<<10), maxLine+len("\r\n"))
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if line == 1 {
-			if strings.HasPrefix(text, "\xff\xfe") || strings.HasPrefix(text, "\xfe\xff") {
-				return nil, errors.New("reading stdin: it is UTF-16 text (it starts with a UTF-16 byte-order mark); want UTF-8")
-			}
-			text = strings.TrimPrefix(text, "\ufeff")
+// maxQuoted is about the most bytes of its input an error line quotes.
+const maxQuoted = 200
+
+// line is one usable line of a URL list: its number, from 1, and its
+// text with surrounding spaces trimmed; or why the line cannot be used.
+type line struct {
+	n    int
+	text string
+	err  error
+}
+
+// lineReader reads a URL list one line at a time, as the crawl needs
+// them, so that the list is never held whole. Blank lines and lines that
+// start with "#" are skipped; a UTF-8 byte-order mark at the start is
+// skipped. A line with a space inside, or longer than maxLine, is
+// unusable: it comes with an error naming it, and the lines after it are
+// read as usual.
+type lineReader struct {
+	r    *bufio.Reader
+	n    int  // lines read
+	done bool // the list has ended, or could not be read further
+}
+
+// newLineReader returns a lineReader over r, or an error if r starts with
+// a UTF-16 byte-order mark: every line of it would be unusable.
+func newLineReader(r io.Reader) (*lineReader, error) {
+	br := bufio.NewReaderSize(r, maxLine+len("\r\n"))
+	if start, _ := br.Peek(2); string(start) == "\xff\xfe" || string(start) == "\xfe\xff" {
+		return nil, errors.New("reading stdin: it is UTF-16 text (it starts with a UTF-16 byte-order mark); want UTF-8")
+	}
+	return &lineReader{r: br}, nil
+}
+
+// next returns the next line that is not blank or a comment, and false
+// once the list has ended. A list that cannot be read further ends with
+// a line whose error says why.
+func (l *lineReader) next() (line, bool) {
+	for !l.done {
+		raw, tooLong, err := l.readLine()
+		if err != nil && err != io.EOF {
+			l.done = true
+			return line{n: l.n + 1, err: fmt.Errorf("reading stdin: %w", err)}, true
 		}
-		if len(text) > maxLine {
-			return nil, fmt.Errorf("reading stdin: line %d is longer than %d KiB", line, maxLine>>10)
+		l.done = err == io.EOF
+		if raw == nil && l.done {
+			break
+		}
+		l.n++
+		if tooLong {
+			return line{n: l.n, err: fmt.Errorf("longer than %d KiB", maxLine>>10)}, true
+		}
+		text := string(raw)
+		if l.n == 1 {
+			text = strings.TrimPrefix(text, "\ufeff")
 		}
 		text = strings.TrimSpace(text)
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
 		if i := strings.IndexFunc(text, unicode.IsSpace); i >= 0 {
-			return nil, fmt.Errorf("reading stdin: line %d holds more than one URL (%q, then %q): give one URL per line", line, redact(text[:i]), redact(strings.TrimSpace(text[i:])))
+			return line{n: l.n, err: fmt.Errorf("more than one URL (%s, then %s): give one URL per line",
+				quoteInput(redact(text[:i])), quoteInput(redact(strings.TrimSpace(text[i:]))))}, true
 		}
-		if len(out) == maxURLs {
-			return nil, fmt.Errorf("reading stdin: more than %d URLs", maxURLs)
-		}
-		out = append(out, text)
+		return line{n: l.n, text: text}, true
 	}
-	switch err := sc.Err(); {
-	case errors.Is(err, bufio.ErrTooLong):
-		return nil, fmt.Errorf("reading stdin: line %d is longer than %d KiB", line+1, maxLine>>10)
-	case err != nil:
-		return nil, fmt.Errorf("reading stdin: %w", err)
-	}
-	return out, nil
+	return line{}, false
 }
 
-// errListTooLong is the error for a URL list of more than maxList bytes.
-var errListTooLong = fmt.Errorf("more than %d MiB", maxList>>20)
-
-// boundedReader reads from r until left bytes are read, then fails with
-// errListTooLong.
-type boundedReader struct {
-	r    io.Reader
-	left int64
+// readLine reads one line without its end, and reports whether it was
+// longer than maxLine, in which case the rest of it is skipped. raw is
+// nil at the end of the input.
+func (l *lineReader) readLine() (raw []byte, tooLong bool, err error) {
+	raw, err = l.r.ReadSlice('\n')
+	for err == bufio.ErrBufferFull {
+		tooLong = true
+		_, err = l.r.ReadSlice('\n')
+	}
+	if len(raw) == 0 && err != nil {
+		return nil, tooLong, err
+	}
+	raw = bytes.TrimSuffix(raw, []byte("\n"))
+	raw = bytes.TrimSuffix(raw, []byte("\r"))
+	return raw, tooLong || len(raw) > maxLine, err
 }
 
-func (b *boundedReader) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		// One byte more says whether the list ends exactly at the bound.
-		var one [1]byte
-		if n, _ := io.ReadFull(b.r, one[:]); n == 0 {
-			return 0, io.EOF
-		}
-		return 0, errListTooLong
+// quoteInput quotes s, as %q does, or the start of it and its length when it
+// is longer than maxQuoted bytes, so that an error line stays short.
+func quoteInput(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
+	cut := maxQuoted / 2
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	n, err := b.r.Read(p)
-	b.left -= int64(n)
-	return n, err
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
-// urlsOrStdin returns args, or, when there are none, the lines of stdin
-// (see readLines); an error if that leaves no URL, or too many.
-func urlsOrStdin(args []string, stdin io.Reader) ([]string, error) {
-	if len(args) > maxURLs {
-		return nil, fmt.Errorf("more than %d URLs", maxURLs)
+// failure says why t cannot be fetched, naming its line of the URL list
+// if it came from one.
+func failure(t target) string {
+	if t.line > 0 {
+		return fmt.Sprintf("line %d: %v", t.line, t.err)
 	}
-	if len(args) > 0 {
-		return args, nil
-	}
-	urls, err := readLines(stdin)
-	if err == nil && len(urls) == 0 {
-		err = errors.New("no URLs: give them as arguments or on stdin, one per line")
-	}
-	return urls, err
+	return t.err.Error()
 }
 
 // shown is the target's URL as printed: its password, if any, redacted.
@@ -162,25 +181,25 @@ func redact(raw string) string {
 func parseTarget(raw string, key polite.KeyFunc) target {
 	t := target{raw: raw}
 	u, err := url.Parse(raw)
-	shown := redact(raw)
+	shown := quoteInput(redact(raw))
 	switch {
 	case err != nil:
-		t.err = fmt.Errorf("bad URL %q: %w", shown, errors.Unwrap(err))
+		t.err = fmt.Errorf("bad URL %s: %w", shown, errors.Unwrap(err))
 	case u.Scheme == "":
-		t.err = fmt.Errorf("bad URL %q: no scheme (want http:// or https://)", shown)
+		t.err = fmt.Errorf("bad URL %s: no scheme (want http:// or https://)", shown)
 	case u.Scheme != "http" && u.Scheme != "https":
-		t.err = fmt.Errorf("bad URL %q: scheme %q is not http or https", shown, u.Scheme)
+		t.err = fmt.Errorf("bad URL %s: scheme %s is not http or https", shown, quoteInput(u.Scheme))
 	case u.Host == "":
-		t.err = fmt.Errorf("bad URL %q: no host", shown)
+		t.err = fmt.Errorf("bad URL %s: no host", shown)
 	case strings.ContainsFunc(raw, unicode.IsSpace):
-		t.err = fmt.Errorf("bad URL %q: a space inside (give one URL per argument)", shown)
+		t.err = fmt.Errorf("bad URL %s: a space inside (give one URL per argument)", shown)
 	}
 	if t.err != nil {
 		return t
 	}
 	k, err := key(&http.Request{Method: http.MethodGet, URL: u, Header: http.Header{}})
 	if err != nil {
-		t.err = fmt.Errorf("bad URL %q: %w", shown, err)
+		t.err = fmt.Errorf("bad URL %s: %w", shown, err)
 		return t
 	}
 	t.url, t.key = u, k

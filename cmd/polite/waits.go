@@ -36,10 +36,11 @@ func (e *etaCache) get(estimate func() time.Duration) time.Duration {
 }
 
 // estimate is the time left: the longest of the domains' own, each the
-// wait for its next turn plus one interval of its pace per queued URL
-// after the first. The Transport is asked the wait of the maxRecent
-// domains with the most URLs queued (with Redis, a round trip each); the
-// others count from now.
+// wait for its next turn (a pause included) plus one interval of its pace
+// per queued URL after the first; for a domain whose server is failing,
+// at least the time until it is given up (see untilGivenUp). The
+// Transport is asked the wait of the maxRecent domains with the most URLs
+// queued (with Redis, a round trip each); the others count from now.
 func (c *crawl) estimate() time.Duration {
 	type pending struct {
 		key string
@@ -59,8 +60,28 @@ func (c *crawl) estimate() time.Duration {
 			wait = c.transport.RemainingWait(p.key)
 		}
 		left = max(left, wait+time.Duration(p.n-1)*c.interval(p.key))
+		if failing := c.figures.get(p.key).failing; failing > 0 && c.maxErrors > 0 {
+			left = max(left, wait+c.untilGivenUp(failing))
+		}
 	}
 	return left
+}
+
+// untilGivenUp is how long a domain whose server has failed failing
+// answers in a row takes to be given up, from its next answer, if the
+// server keeps failing: the backoff after each answer to come, 1 s
+// doubling with each failure (at most -max-pause), until the
+// -max-errors-th.
+func (c *crawl) untilGivenUp(failing int) time.Duration {
+	var total time.Duration
+	for k := failing + 1; k < c.maxErrors; k++ {
+		pause := time.Duration(1<<min(k-1, 40)) * time.Second
+		if c.maxPause > 0 {
+			pause = min(pause, c.maxPause)
+		}
+		total += pause
+	}
+	return total
 }
 
 // interval is the least gap between two requests to key under its limit.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -54,7 +56,67 @@ func TestFetchHost(t *testing.T) {
 	} {
 		p, code := planFetch(append(c.args, "http://www.example.com/"), env{}, nil)
 		require.NotNil(t, p, "exit %d", code)
-		require.NoError(t, p.targets[0].err)
-		assert.Equal(t, c.want, p.targets[0].key, "%v", c.args)
+		tg, ok := p.targets.next()
+		require.True(t, ok)
+		require.NoError(t, tg.err)
+		assert.Equal(t, c.want, tg.key, "%v", c.args)
 	}
+}
+
+// TestEstimateCountsTheGiveUp is issue 41's ETA on a dead host: once the
+// first pause is known, the time left it claims is never less than half
+// the time that really remained. A host answering only 502 is given up at
+// its fifth failure, after pauses of 1, 2, 4 and 8 s: 15 s. Counting one
+// interval of its pace per URL left, the estimate said 1 s where 15 s
+// remained.
+func TestEstimateCountsTheGiveUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes about 15 seconds")
+	}
+	dead := newSite(t, map[string]int{})
+	for i := range 5 {
+		dead.statuses[fmt.Sprintf("/%d", i)] = http.StatusBadGateway
+	}
+	tr, err := polite.NewTransport(http.DefaultTransport, polite.WithDefault(config.Limit{RequestsPerSecond: 10, Burst: 1}),
+		polite.WithMaxErrors(5))
+	require.NoError(t, err)
+	var targets []target
+	for i := range 5 {
+		targets = append(targets, parseTarget(fmt.Sprintf("%s/%d", dead.URL, i), polite.DomainKey))
+	}
+	key := targets[0].key
+	c := &crawl{client: &http.Client{Transport: tr}, transport: tr, concurrency: 2, display: &logDisplay{w: io.Discard},
+		retries: 3, maxErrors: 5, maxPause: 10 * time.Minute}
+
+	type sample struct {
+		at  time.Time
+		eta time.Duration
+	}
+	var samples []sample
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if c.figures.get(key).failing > 0 { // a pause is known
+				samples = append(samples, sample{time.Now(), c.estimate()})
+			}
+		}
+	}()
+	c.run(t.Context(), &listSource{targets: targets})
+	end := time.Now()
+	close(stop)
+	<-sampled
+
+	require.NotEmpty(t, samples)
+	for _, s := range samples {
+		remained := end.Sub(s.at)
+		assert.GreaterOrEqual(t, s.eta, remained/2, "at %v before the end, the ETA said %v", remained.Round(100*time.Millisecond), s.eta.Round(100*time.Millisecond))
+	}
+	t.Logf("%d samples; the first: %v left, the ETA said %v", len(samples), end.Sub(samples[0].at).Round(100*time.Millisecond), samples[0].eta.Round(100*time.Millisecond))
 }

@@ -31,9 +31,11 @@ type rareCounters struct {
 	serverDelayed             atomic.Int64
 	globalDelayed             atomic.Int64
 	disallowed, robots        atomic.Int64
+	givenUp                   atomic.Int64
 	throttled, degraded       atomic.Int64
 	informational, unusual    atomic.Int64 // 1xx responses, and those of no class
 	waitNanos, pausedNanos    atomic.Int64
+	queuedNanos               atomic.Int64
 }
 
 // rareCounters returns r's rare counters, allocating them if need be.
@@ -93,6 +95,13 @@ func (r *Counters) Canceled() { r.rareCounters().canceled.Add(1) }
 // Disallowed records a request that robots.txt forbade.
 func (r *Counters) Disallowed() { r.rareCounters().disallowed.Add(1) }
 
+// Queued adds d to the time the domain's requests waited in a frontier's
+// line before they were handed out.
+func (r *Counters) Queued(d time.Duration) { r.rareCounters().queuedNanos.Add(int64(d)) }
+
+// GivenUp records a request refused because its domain was given up.
+func (r *Counters) GivenUp() { r.rareCounters().givenUp.Add(1) }
+
 // Failed records a sent request whose round trip returned an error.
 func (r *Counters) Failed() { r.rareCounters().failed.Add(1) }
 
@@ -132,11 +141,13 @@ func (r *Counters) Snapshot(domain string) stats.Snapshot {
 		s.CanceledRequests = c.canceled.Load()
 		s.FailedRequests = c.failed.Load()
 		s.DisallowedRequests = c.disallowed.Load()
+		s.GivenUpRequests = c.givenUp.Load()
 		s.RobotsRequests = c.robots.Load()
 		s.TotalWaitTime = time.Duration(c.waitNanos.Load())
 		s.ThrottledResponses = c.throttled.Load()
 		s.DegradedRequests = c.degraded.Load()
 		s.PausedTime = time.Duration(c.pausedNanos.Load())
+		s.QueuedTime = time.Duration(c.queuedNanos.Load())
 		s.Responses[0], s.Responses[1] = c.unusual.Load(), c.informational.Load()
 	}
 	for i := range r.responses {

@@ -128,3 +128,13 @@ func TestSnapshotJSONInMap(t *testing.T) {
 	assert.Equal(t, 1.0, out["a.com"]["delay_rate"])
 	assert.Equal(t, "2025-01-02T03:04:05Z", out["a.com"]["last_request_time"])
 }
+
+func TestRecorderQueuedAndGivenUp(t *testing.T) {
+	var r counters.Counters
+	r.Queued(2 * time.Second)
+	r.Queued(time.Second)
+	r.GivenUp()
+	s := r.Snapshot("a.com")
+	assert.Equal(t, 3*time.Second, s.QueuedTime)
+	assert.Equal(t, int64(1), s.GivenUpRequests)
+}

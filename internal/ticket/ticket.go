@@ -5,6 +5,8 @@ package ticket
 import (
 	"context"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Ticket calls its function once, when the request that carries it ends:
@@ -14,7 +16,8 @@ type Ticket struct {
 	once    sync.Once
 	done    func()
 	claim   sync.Once
-	claimed func() // nil unless NewClaimed made it
+	claimed func()       // nil unless NewClaimed made it
+	queued  atomic.Int64 // nanoseconds the request waited in line before it was handed out
 }
 
 type contextKey struct{}
@@ -33,6 +36,19 @@ func (t *Ticket) Claimed() {
 	if t != nil && t.claimed != nil {
 		t.claim.Do(t.claimed)
 	}
+}
+
+// SetQueued notes that the request waited d in line before it was handed
+// out. Call it before the request goes.
+func (t *Ticket) SetQueued(d time.Duration) { t.queued.Store(int64(d)) }
+
+// TakeQueued returns the time SetQueued noted, the first time only, so
+// that a request's redirects do not count it again; 0 for a nil Ticket.
+func (t *Ticket) TakeQueued() time.Duration {
+	if t == nil {
+		return 0
+	}
+	return time.Duration(t.queued.Swap(0))
 }
 
 // With returns ctx carrying t.

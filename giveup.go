@@ -1,0 +1,84 @@
+package polite
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/polite-go/polite/internal/feedback"
+)
+
+// ErrGivenUp is matched by the error for a request refused because its
+// domain was given up: its server failed WithMaxErrors answers in a row.
+// Such a request is never sent.
+var ErrGivenUp = errors.New("polite: domain given up")
+
+// givenUpError is the error for a request refused because its domain was
+// given up. It matches ErrGivenUp.
+type givenUpError struct {
+	domain   string
+	failures int
+	last     string // the last failed answer
+}
+
+func (e *givenUpError) Error() string {
+	return fmt.Sprintf("polite: %s: domain given up after %d failed answers in a row (the last: %s)", e.domain, e.failures, e.last)
+}
+
+func (e *givenUpError) Is(target error) bool { return target == ErrGivenUp }
+
+// failures counts a domain's failed answers in a row. It is safe for
+// concurrent use.
+type failures struct {
+	inARow  atomic.Int64
+	givenUp atomic.Bool
+	last    atomic.Pointer[string] // the last failed answer
+}
+
+// countAnswer notes the answer to a request to d under p: status, or 0
+// for a transport failure that what describes. An answer p's
+// ErrorStatuses name (see config.Limit.ErrorStatuses) adds one to d's
+// failures in a row, and the WithMaxErrors-th gives d up; any other
+// answer ends the run.
+func (t *Transport) countAnswer(d *domain, p *pace, status int, what string) {
+	if t.maxErrors == 0 || d.failures.givenUp.Load() {
+		return
+	}
+	if !feedback.Struggling(p.rule.ErrorStatuses, status) {
+		if d.failures.inARow.Load() != 0 {
+			d.failures.inARow.Store(0)
+		}
+		return
+	}
+	d.failures.last.Store(&what)
+	if d.failures.inARow.Add(1) >= int64(t.maxErrors) && d.failures.givenUp.CompareAndSwap(false, true) {
+		t.logger.Warn("polite: domain given up", "domain", d.key, "failures", t.maxErrors, "last", what)
+	}
+}
+
+// givenUp returns the error for a request to d if d was given up, else
+// nil.
+func (t *Transport) givenUp(d *domain) error {
+	if !d.failures.givenUp.Load() {
+		return nil
+	}
+	last := ""
+	if s := d.failures.last.Load(); s != nil {
+		last = *s
+	}
+	return &givenUpError{domain: d.key, failures: t.maxErrors, last: last}
+}
+
+// GivenUp returns the error a request to domain gets once the
+// Transport gave domain up (see WithMaxErrors), matching ErrGivenUp, or
+// nil if it did not. domain is keyed as a request would be.
+func (t *Transport) GivenUp(domain string) error {
+	if !t.made() {
+		return nil
+	}
+	d, ok := t.domains.Load(t.keyOf(domain))
+	if !ok {
+		return nil
+	}
+	return t.givenUp(d)
+}
