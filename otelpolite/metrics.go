@@ -7,8 +7,8 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/polite-go/polite/internal/status"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/stats"
 )
 
 // delayedAfter is how long a request waits before it counts as delayed,
@@ -75,7 +75,7 @@ func (i *instruments) countAnswer(ctx context.Context, domain string, robots boo
 	case robots:
 		return
 	}
-	i.responses.Add(ctx, 1, metric.WithAttributes(attrDomain.String(domain), attrClass.String(status.Class(code/100))))
+	i.responses.Add(ctx, 1, metric.WithAttributes(attrDomain.String(domain), attrClass.String(stats.StatusClass(code/100))))
 	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
 		i.throttled.Add(ctx, 1, at)
 	}
