@@ -36,8 +36,9 @@ type Trace struct {
 	PauseLearned func(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration)
 	// Refused is called when a request to domain is not sent, with the
 	// error RoundTrip returns: it wraps ErrDisallowed for robots.txt,
-	// limiter.ErrWaitTooLong for a wait longer than WithMaxWait, or the
-	// cause of the request's context.
+	// limiter.ErrWaitTooLong for a wait longer than WithMaxWait,
+	// ErrGivenUp for a domain given up (WithMaxErrors), or the cause of
+	// the request's context.
 	Refused func(ctx context.Context, domain string, err error)
 	// Sent is called just before a request to domain is handed to the
 	// base transport; degraded says that its turn was decided by a

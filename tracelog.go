@@ -90,6 +90,8 @@ func refusalCause(err error) string {
 	switch {
 	case errors.Is(err, ErrDisallowed):
 		return "robots.txt"
+	case errors.Is(err, ErrGivenUp):
+		return "given up"
 	case errors.Is(err, limiter.ErrWaitTooLong):
 		return "wait too long"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -56,7 +56,8 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 //     polite.pause.duration;
 //   - a request not sent gets a span "polite.refused" whose status is an
 //     error saying why, and polite.refusal: "robots.txt", "robots.txt
-//     unreachable", "wait too long", "deadline", "canceled" or "error";
+//     unreachable", "given up", "wait too long", "deadline", "canceled"
+//     or "error";
 //   - a robots.txt fetch is a span "polite.robots", a child of the span
 //     of the request that caused it, and the HTTP span of the fetch, if
 //     the Transport's base is instrumented, is a child of it; a request
@@ -188,6 +189,8 @@ func refusal(err error) string {
 		return "robots.txt unreachable"
 	case errors.Is(err, polite.ErrDisallowed):
 		return "robots.txt"
+	case errors.Is(err, polite.ErrGivenUp):
+		return "given up"
 	case errors.Is(err, limiter.ErrWaitTooLong):
 		return "wait too long"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -54,6 +54,8 @@ func newServer(t *testing.T, hold chan struct{}) *server {
 		case "/busy":
 			w.Header().Set("Retry-After", "1")
 			w.WriteHeader(http.StatusTooManyRequests)
+		case "/broken":
+			w.WriteHeader(http.StatusBadGateway)
 		}
 	}))
 	t.Cleanup(s.Close)
@@ -233,6 +235,31 @@ func TestRefusalWaitTooLong(t *testing.T) {
 			refused := only(t, rec.Ended(), "polite.refused")
 			assert.Equal(t, codes.Error, refused.Status().Code)
 			assert.Equal(t, "wait too long", attributes(refused)["polite.refusal"].AsString())
+			assert.Equal(t, parent.SpanContext().TraceID(), refused.SpanContext().TraceID())
+		})
+	}
+}
+
+// TestRefusalGivenUp: a request to a domain given up after its failed
+// answers gets a refused span that says so.
+func TestRefusalGivenUp(t *testing.T) {
+	for _, order := range orders {
+		t.Run(order.name, func(t *testing.T) {
+			tp, rec := recorder()
+			srv := newServer(t, nil)
+			fast := config.Limit{RequestsPerSecond: 1000, Burst: 10}
+			client := &http.Client{Transport: order.client(t, tp, polite.WithDefault(fast), polite.WithMaxErrors(1),
+				otelpolite.WithTracing(otelpolite.WithTracerProvider(tp)))}
+			ctx, parent := tp.Tracer("test").Start(context.Background(), "crawl")
+			_, err := get(t, client, ctx, srv.URL+"/broken")
+			require.NoError(t, err, "a 502 is a response")
+			_, err = get(t, client, ctx, srv.URL+"/1")
+			require.ErrorIs(t, err, polite.ErrGivenUp)
+			parent.End()
+
+			refused := only(t, rec.Ended(), "polite.refused")
+			assert.Equal(t, codes.Error, refused.Status().Code)
+			assert.Equal(t, "given up", attributes(refused)["polite.refusal"].AsString())
 			assert.Equal(t, parent.SpanContext().TraceID(), refused.SpanContext().TraceID())
 		})
 	}
