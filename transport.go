@@ -164,7 +164,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // pace sends req, which holds d, in its turn: it claims the scopes it
 // passes besides its domain, takes a concurrency slot in each, waits for
-// its turn in each, sends the request through base, tells the limiter
+// its turn in each and passes the departure gate (the wait's last step),
+// sends the request through base, tells the limiter
 // what the response says, and tracks the response's body, so that the
 // request's flight ends when the body is closed. A robots.txt fetch is
 // counted apart from the requests.
@@ -186,6 +187,12 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, refuse(req, d, p, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
+	fl := flight{d: d, p: p}
+	if len(held) > 0 || tk != nil || t.timeout > 0 {
+		fl.extra = &flightExtras{held: held, tk: tk}
+	}
+	// The wait's last step notes the request's departure: from here to
+	// the base, only counters and WithTimeout's context.
 	w, err := t.wait(ctx, d, p, held, tk)
 	if err != nil {
 		held.end()
@@ -206,10 +213,6 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		}
 	}
 	d.stats.InFlight(1)
-	fl := flight{d: d, p: p}
-	if len(held) > 0 || tk != nil || t.timeout > 0 {
-		fl.extra = &flightExtras{held: held, tk: tk}
-	}
 	if t.timeout > 0 {
 		var sendCtx context.Context
 		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)
@@ -288,67 +291,9 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
 	return nil
 }
 
-// wait waits for the turn of a request to d in its domain and in the
-// scopes it holds.
-func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
-	if len(held) > 0 {
-		return t.waitScopes(ctx, d, p, held, tk)
-	}
-	if d.unpaced(p) {
-		return waited{sent: time.Now()}, nil
-	}
-	r := d.request(p)
-	r.MaxWait = t.maxWait
-	res, err := limiter.Wait(ctx, t.limiter, r)
-	if err == nil {
-		w := waited{sent: res.Start, wait: res.Wait, degraded: res.Degraded}
-		if res.Wait > 0 {
-			w.scope, w.reason = scopeDomain, res.Reason
-			t.logWait(ctx, d, w)
-		}
-		if w.sent.IsZero() {
-			w.sent = time.Now()
-		}
-		return w, nil
-	}
-	return waited{}, t.waitError(ctx, d, res.Wait, err)
-}
-
-// waitScopes is wait for a request that passes scopes besides its domain.
-func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
-	turns := make([]scopeTurn, 0, 1+len(held))
-	if !d.unpaced(p) {
-		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request(p)})
-	}
-	for _, h := range held {
-		turns = append(turns, scopeTurn{scope: h.s.name, req: h.s.request(&h.p.rule)})
-	}
-	w, err := t.waitTurns(ctx, turns, tk)
-	if err != nil {
-		var late *turnError
-		wait := time.Duration(0)
-		if errors.As(err, &late) {
-			wait = late.wait
-		}
-		return w, t.waitError(ctx, d, wait, err)
-	}
-	if w.wait > 0 {
-		t.logWait(ctx, d, w)
-	}
-	return w, nil
-}
-
-// logWait logs, at Debug, that a request to d waited.
-func (t *Transport) logWait(ctx context.Context, d *domain, w waited) {
-	if t.logger.Enabled(ctx, slog.LevelDebug) {
-		t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", w.wait, "scope", w.scope, "rule", w.reason)
-	}
-}
-
 // waitError is the error of a failed wait under ctx for a request to d,
-// whose turn would have come after wait.
-func (t *Transport) waitError(ctx context.Context, d *domain, wait time.Duration, err error) error {
-	retryAt := time.Now().Add(wait)
+// whose turn would have come at retryAt.
+func (t *Transport) waitError(ctx context.Context, d *domain, retryAt time.Time, err error) error {
 	if ctx.Err() != nil {
 		return &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
 	}

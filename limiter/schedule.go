@@ -17,10 +17,10 @@ const none = math.MinInt64
 // It keeps two schedules. The plan is the turns it has handed out: a new
 // turn starts no earlier than the latest one, which lets the bucket be
 // read only forward in time. The sent schedule is when requests really
-// started: a turn whose request starts late (a late wake-up, a slow step
-// before it) moves the turns after it, since what was sent is what a
-// server sees, and a request starts only when the sent schedule allows it
-// too.
+// left, as the departure gate (confirm) notes them: a turn whose request
+// leaves late (a late wake-up, a slow step before it) moves the turns
+// after it, since what was sent is what a server sees, and a request
+// leaves only when the sent schedule allows it too.
 type keyState struct {
 	plan, sent  schedule
 	pausedUntil int64
@@ -282,7 +282,8 @@ func (s *keyState) quiet(rule *Rule) int64 {
 }
 
 // reserve claims into res the earliest turn at or after now, unless its
-// wait would exceed maxWait (when positive).
+// wait would exceed maxWait (when positive). It notes no start: confirm
+// notes the request's when it leaves.
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, jitter)
@@ -298,9 +299,6 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		return
 	}
 	tr := s.claim(t, rule)
-	if t == now {
-		s.start(&tr, now, rule)
-	}
 	s.keep(tr, now)
 	res.OK, res.id, res.at = true, tr.id, t
 	s.quietAt = s.quiet(rule)
@@ -383,9 +381,10 @@ func (s *keyState) find(id uint64) int {
 	return -1
 }
 
-// confirm is Turn.Confirm at now for res, a turn of this state.
-func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
-	rule := res.rule
+// confirm is Turn.Confirm at now for res, a turn of this state, under
+// rule, the rule in force at its departure.
+func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.Duration) time.Duration {
+	res.rule = rule
 	s.fit(now, rule)
 	if s.pausedUntil > now || now > res.at && !s.fitsQuotas(res.at, now, rule) {
 		// Paused after the turn was claimed, or so late that its start
@@ -396,8 +395,10 @@ func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) ti
 		tr := s.claim(t, rule)
 		s.keep(tr, now)
 		res.Reason, res.id, res.at = reason, tr.id, t
-		s.quietAt = s.quiet(rule)
-		return time.Duration(t - now)
+		if t > now {
+			s.quietAt = s.quiet(rule)
+			return time.Duration(t - now)
+		} // else the new turn may leave now: its departure is noted below
 	}
 	if u := s.allowed(now, rule); u > now {
 		return time.Duration(u - now)

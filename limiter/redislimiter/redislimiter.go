@@ -140,7 +140,8 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	}
 	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
 	if got.ok {
-		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start}
+		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start,
+			begun: got.wait == 0, granted: time.Now().Add(got.wait)}
 		if l.handoff != nil {
 			l.handoff.note(r.Key, &paced, time.Now().Add(got.wait), false)
 		}

@@ -191,19 +191,24 @@ end
 
 -- keep adds turn, the latest, claimed at now, to the turns a cancel may
 -- give back. It forgets the turns that no cancel can give back any more:
--- those a started turn follows, and those whose time has come.
+-- those a started turn follows, and those whose time has come; but the
+-- started turn whose departure is the latest noted stays, so that confirm
+-- can take that departure back when its request leaves late.
 local function keep(s, turn, now)
-  local first = 1
+  local first, latest = 1, nil
   for j = #s.turns, 1, -1 do
     if s.turns[j].started then
       first = j + 1
+      if s.turns[j].made == s.made then
+        latest = s.turns[j]
+      end
       break
     end
   end
   while first <= #s.turns and s.turns[first].at <= now do
     first = first + 1
   end
-  local kept = {}
+  local kept = {latest}
   for j = first, #s.turns do
     kept[#kept + 1] = s.turns[j]
   end

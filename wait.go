@@ -1,0 +1,94 @@
+package polite
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/polite-go/polite/internal/ticket"
+	"github.com/polite-go/polite/limiter"
+)
+
+// waited is how a request's wait through its scopes went.
+type waited struct {
+	sent     time.Time
+	wait     time.Duration
+	scope    string         // the scope whose turn came last; empty if none made it wait
+	reason   limiter.Reason // the rule that made it wait there
+	degraded bool
+}
+
+// requestTurns is a request's turns in its domain and the scopes it
+// holds, for limiter.WaitTurns, with what the departure gate needs to read
+// the limits in force when the request leaves.
+type requestTurns struct {
+	t      *Transport
+	d      *domain
+	held   claims
+	turns  limiter.Turns
+	reqs   [3]limiter.Request
+	res    [3]limiter.Reservation
+	scopes [3]string
+	holds  [3]int // the index in held of each turn's scope; -1 for the domain
+}
+
+// wait waits for the turn of a request to d in its domain and in the
+// scopes it holds, and confirms its departure in each as its last step:
+// the request must be sent as soon as wait returns.
+func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
+	unpaced := d.unpaced(p)
+	if unpaced && len(held) == 0 {
+		return waited{sent: time.Now()}, nil
+	}
+	rt := &requestTurns{t: t, d: d, held: held}
+	n := 0
+	if !unpaced {
+		rt.add(n, scopeDomain, d.request(p), -1)
+		n++
+	}
+	for i, h := range held {
+		rt.add(n, h.s.name, h.s.request(&h.p.rule), i)
+		n++
+	}
+	t.scopes.order(rt.reqs[:n], rt.scopes[:n], rt.holds[:n])
+	rt.turns = limiter.Turns{Requests: rt.reqs[:n], Reservations: rt.res[:n], MaxWait: t.maxWait, RuleNow: rt.ruleNow}
+	if tk != nil {
+		rt.turns.Claimed = tk.Claimed
+	}
+	begun := time.Now()
+	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
+	if lw.Far >= 0 {
+		t.scopes.waitedFor(rt.scopes[lw.Far])
+	}
+	if err != nil {
+		return waited{}, t.waitError(ctx, d, begun.Add(lw.Wait), err)
+	}
+	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded}
+	if lw.Last >= 0 {
+		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
+		t.logWait(ctx, d, w)
+	}
+	return w, nil
+}
+
+// add sets turn i: req in scope, held[hold] (-1 for the domain).
+func (rt *requestTurns) add(i int, scope string, req limiter.Request, hold int) {
+	rt.reqs[i], rt.scopes[i], rt.holds[i] = req, scope, hold
+}
+
+// ruleNow is the rule in force now for turn i: the departure gate's.
+func (rt *requestTurns) ruleNow(i int) *limiter.Rule {
+	t := rt.t
+	if h := rt.holds[i]; h >= 0 {
+		s := rt.held[h].s
+		return &t.currentPace(&s.pace, s.name, s.key, true).rule
+	}
+	return &t.currentPace(&rt.d.pace, scopeDomain, rt.d.key, !rt.d.exempt).rule
+}
+
+// logWait logs, at Debug, that a request to d waited.
+func (t *Transport) logWait(ctx context.Context, d *domain, w waited) {
+	if t.logger.Enabled(ctx, slog.LevelDebug) {
+		t.logger.DebugContext(ctx, "polite: waited", "domain", d.key, "wait", w.wait, "scope", w.scope, "rule", w.reason)
+	}
+}
