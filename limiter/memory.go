@@ -5,7 +5,6 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
@@ -36,7 +35,7 @@ type Memory struct {
 // shard holds the keys whose hash falls in it, under its lock, so that
 // calls for keys of different shards do not wait for each other.
 type shard struct {
-	mu      sync.Mutex
+	mu      handoffFreeLock
 	keys    lru.List[string, keyState]
 	m       *Memory
 	changed map[string]struct{} // the keys changed since Persist's last commit
@@ -56,6 +55,7 @@ func NewMemory() *Memory {
 	m := &Memory{epoch: time.Now(), seed: maphash.MakeSeed()}
 	for i := range m.shards {
 		m.shards[i].m = m
+		m.shards[i].mu = newHandoffFreeLock()
 	}
 	return m
 }

@@ -353,21 +353,31 @@ func (s *keyState) noteStart(now int64, rule *Rule) {
 // come (their requests went, or go late, whether or not their callers
 // confirm them). A turn forgotten and cancelled later frees its quota
 // slots only, and the turns after it keep what it took.
+//
+// The started turn whose departure is the latest noted stays, so that
+// confirm can take that departure back if its request is late to leave.
 func (s *keyState) keep(tr turn, now int64) {
 	if s.turns == nil {
 		s.turns = s.turn[:0]
 	}
-	i := 0
+	i, latest := 0, -1
 	for j := len(s.turns) - 1; j >= 0; j-- {
 		if s.turns[j].started {
 			i = j + 1
+			if s.turns[j].made == s.made {
+				latest = j
+			}
 			break
 		}
 	}
 	for i < len(s.turns) && s.turns[i].at <= now {
 		i++
 	}
-	s.turns = s.turns[:copy(s.turns, s.turns[i:])]
+	n := 0
+	if latest >= 0 {
+		s.turns[0], n = s.turns[latest], 1
+	}
+	s.turns = s.turns[:n+copy(s.turns[n:], s.turns[i:])]
 	s.turns = append(s.turns, tr)
 }
 
@@ -386,6 +396,13 @@ func (s *keyState) find(id uint64) int {
 func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.Duration) time.Duration {
 	res.rule = rule
 	s.fit(now, rule)
+	if i := s.find(res.id); i >= 0 && s.turns[i].started && s.turns[i].made == s.made {
+		// Its departure was noted, but its request is late to leave (the
+		// caller was held up after the gate): that departure is taken
+		// back and noted anew below.
+		tr := &s.turns[i]
+		s.sent, s.made, tr.started = tr.sent, s.made-1, false
+	}
 	if s.pausedUntil > now || now > res.at && !s.fitsQuotas(res.at, now, rule) {
 		// Paused after the turn was claimed, or so late that its start
 		// would overfill a quota's window: the turn is not spent, but

@@ -70,6 +70,13 @@ type Waited struct {
 	Sent time.Time
 }
 
+// DepartSlack is how long after the departure a Limiter noted (its
+// Reservation's Start, once Confirm let it go) a request may still leave:
+// one held up longer passes the gate again, which notes it anew. It is
+// longer than a busy machine's usual scheduling delays, so that a request
+// passes the gate again only when it was held up for real.
+const DepartSlack = 10 * time.Millisecond
+
 // TurnSlack is how far apart two keys' turns may be and still be taken as
 // one: a request holds a turn in one key at most that long while it
 // waits for another.
@@ -118,7 +125,7 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (w Waited, err error) {
 		if err != nil {
 			return w, tw.fail(err)
 		}
-		if !left {
+		if !left || tw.lateToLeave() {
 			continue
 		}
 		w.Sent = time.Now()
@@ -232,8 +239,25 @@ func (tw *turnWait) depart() (bool, error) {
 			res[i].Start = now.Add(more)
 			return false, tw.giveBack(i)
 		}
+		if res[i].Start.Before(now) {
+			res[i].Start = now // a Limiter that does not say when it noted the departure noted it within the call
+		}
 	}
 	return true, nil
+}
+
+// lateToLeave reports whether the request, whose departure every key
+// noted, reaches this point later than DepartSlack after one of them (its
+// goroutine was held up after the gate: a lock handed on, a collection):
+// the gate then runs again, taking those departures back and noting them
+// anew, so that what the server sees keeps the gaps.
+func (tw *turnWait) lateToLeave() bool {
+	for i := range tw.t.Reservations {
+		if time.Since(tw.t.Reservations[i].Start) > DepartSlack {
+			return true
+		}
+	}
+	return false
 }
 
 // latest returns the index of the held turn that comes last; -1 if none
