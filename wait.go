@@ -20,16 +20,19 @@ type waited struct {
 
 // requestTurns is a request's turns in its domain and the scopes it
 // holds, for limiter.WaitTurns, with what the departure gate needs to read
-// the limits in force when the request leaves.
+// the limits in force when the request leaves. Its arrays hold one turn,
+// the common case; a request with more takes slices.
 type requestTurns struct {
 	t      *Transport
 	d      *domain
 	held   claims
 	turns  limiter.Turns
-	reqs   [3]limiter.Request
-	res    [3]limiter.Reservation
-	scopes [3]string
-	holds  [3]int // the index in held of each turn's scope; -1 for the domain
+	scopes []string
+	holds  []int // the index in held of each turn's scope; -1 for the domain
+	req    [1]limiter.Request
+	res    [1]limiter.Reservation
+	scope  [1]string
+	hold   [1]int
 }
 
 // wait waits for the turn of a request to d in its domain and in the
@@ -41,17 +44,23 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 		return waited{sent: time.Now()}, nil
 	}
 	rt := &requestTurns{t: t, d: d, held: held}
-	n := 0
+	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
+	if n := len(held); unpaced && n == 1 || !unpaced && n == 0 {
+		rt.turns.Requests, rt.turns.Reservations, rt.scopes, rt.holds = rt.req[:0], rt.res[:], rt.scope[:0], rt.hold[:0]
+	} else {
+		if !unpaced {
+			n++
+		}
+		rt.turns.Requests, rt.turns.Reservations = make([]limiter.Request, 0, n), make([]limiter.Reservation, n)
+		rt.scopes, rt.holds = make([]string, 0, n), make([]int, 0, n)
+	}
 	if !unpaced {
-		rt.add(n, scopeDomain, d.request(p), -1)
-		n++
+		rt.add(scopeDomain, d.request(p), -1)
 	}
 	for i, h := range held {
-		rt.add(n, h.s.name, h.s.request(&h.p.rule), i)
-		n++
+		rt.add(h.s.name, h.s.request(&h.p.rule), i)
 	}
-	t.scopes.order(rt.reqs[:n], rt.scopes[:n], rt.holds[:n])
-	rt.turns = limiter.Turns{Requests: rt.reqs[:n], Reservations: rt.res[:n], MaxWait: t.maxWait, RuleNow: rt.ruleNow}
+	t.scopes.order(rt.turns.Requests, rt.scopes, rt.holds)
 	if tk != nil {
 		rt.turns.Claimed = tk.Claimed
 	}
@@ -71,13 +80,15 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 	return w, nil
 }
 
-// add sets turn i: req in scope, held[hold] (-1 for the domain).
-func (rt *requestTurns) add(i int, scope string, req limiter.Request, hold int) {
-	rt.reqs[i], rt.scopes[i], rt.holds[i] = req, scope, hold
+// add adds a turn: req in scope, held[hold] (-1 for the domain).
+func (rt *requestTurns) add(scope string, req limiter.Request, hold int) {
+	rt.turns.Requests = append(rt.turns.Requests, req)
+	rt.scopes, rt.holds = append(rt.scopes, scope), append(rt.holds, hold)
 }
 
-// ruleNow is the rule in force now for turn i: the departure gate's.
-func (rt *requestTurns) ruleNow(i int) *limiter.Rule {
+// RuleNow implements limiter.RulesNow: the rule in force now for turn i,
+// which the departure gate checks it under.
+func (rt *requestTurns) RuleNow(i int) *limiter.Rule {
 	t := rt.t
 	if h := rt.holds[i]; h >= 0 {
 		s := rt.held[h].s

@@ -39,14 +39,20 @@ type Turns struct {
 	// MaxWait is the longest acceptable wait for all the turns; 0 means
 	// any wait is acceptable. The Requests' own MaxWait is not read.
 	MaxWait time.Duration
-	// RuleNow, when set, returns the Rule in force now for Requests[i]:
-	// the departure gate checks each turn under it, so that a limit
-	// changed while the request waited holds for it. Nil means each
-	// Request's Rule.
-	RuleNow func(i int) *Rule
+	// Rules, when set, gives the Rule in force now for Requests[i]: the
+	// departure gate checks each turn under it, so that a limit changed
+	// while the request waited holds for it. Nil means each Request's
+	// Rule.
+	Rules RulesNow
 	// Claimed, when set, is called each time the request holds every
 	// turn, before it sleeps for the last one to come.
 	Claimed func()
+}
+
+// RulesNow gives the Rule in force now for the turns of a Turns.
+type RulesNow interface {
+	// RuleNow returns the Rule in force now for Requests[i].
+	RuleNow(i int) *Rule
 }
 
 // Waited is how WaitTurns went.
@@ -227,8 +233,8 @@ func (tw *turnWait) depart() (bool, error) {
 	res := tw.t.Reservations
 	for i := range res {
 		var rule *Rule
-		if tw.t.RuleNow != nil {
-			rule = tw.t.RuleNow(i)
+		if tw.t.Rules != nil {
+			rule = tw.t.Rules.RuleNow(i)
 		}
 		now := time.Now()
 		more, err := res[i].Confirm(tw.ctx, rule)
