@@ -146,6 +146,7 @@ type Reservation struct {
 	rule  *Rule
 	id    uint64
 	at    int64
+	begun bool // its departure was noted when it was reserved, at Start
 }
 
 // Turn is what a Limiter sets in its reservations' Turn field: how it

@@ -282,8 +282,11 @@ func (s *keyState) quiet(rule *Rule) int64 {
 }
 
 // reserve claims into res the earliest turn at or after now, unless its
-// wait would exceed maxWait (when positive). It notes no start: confirm
-// notes the request's when it leaves.
+// wait would exceed maxWait (when positive). A turn that comes at once
+// has its departure noted now, as the departure gate would (the caller
+// leaves at once); if its request leaves later than departSlack after,
+// confirm takes that back and notes it then. A later turn's departure is
+// noted only by confirm.
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, jitter)
@@ -299,8 +302,11 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		return
 	}
 	tr := s.claim(t, rule)
+	if t == now {
+		s.start(&tr, now, rule)
+	}
 	s.keep(tr, now)
-	res.OK, res.id, res.at = true, tr.id, t
+	res.OK, res.id, res.at, res.begun = true, tr.id, t, t == now
 	s.quietAt = s.quiet(rule)
 }
 

@@ -66,9 +66,9 @@ type Waited struct {
 	// made it wait.
 	Last   int
 	Reason Reason
-	// Far is the index of the latest turn that came later than TurnSlack
-	// when it was claimed, so that the others were given back while the
-	// request waited for it alone; -1 when none did.
+	// Far is the index of the latest turn that came more than a
+	// millisecond later than when it was claimed, so that the others were
+	// given back while the request waited for it alone; -1 when none did.
 	Far int
 	// Degraded is true when a fallback made one of the reservations.
 	Degraded bool
@@ -76,31 +76,34 @@ type Waited struct {
 	Sent time.Time
 }
 
-// DepartSlack is how long after the departure a Limiter noted (its
+// departSlack is how long after the departure a Limiter noted (its
 // Reservation's Start, once Confirm let it go) a request may still leave:
 // one held up longer passes the gate again, which notes it anew. It is
 // longer than a busy machine's usual scheduling delays, so that a request
 // passes the gate again only when it was held up for real.
-const DepartSlack = 10 * time.Millisecond
+const departSlack = 10 * time.Millisecond
 
-// TurnSlack is how far apart two keys' turns may be and still be taken as
+// turnSlack is how far apart two keys' turns may be and still be taken as
 // one: a request holds a turn in one key at most that long while it
 // waits for another.
-const TurnSlack = time.Millisecond
+const turnSlack = time.Millisecond
 
 // WaitTurns waits for a request's turn in every key of t, as Wait does for
 // one, and confirms its departure in each. It fails at once, claiming
 // nothing, when a turn would come after ctx's deadline or t.MaxWait, and
 // gives back every turn it holds when ctx ends or a Limiter fails. It holds
-// a turn in one key while it waits for another only as long as TurnSlack:
-// it claims the turns in order; when one comes later than TurnSlack from
-// now, it gives back those it holds, waits for that one alone, then
+// a turn in one key while it waits for another only as long as a
+// millisecond: it claims the turns in order; when one comes later than
+// that, it gives back those it holds, waits for that one alone, then
 // claims the others again. The departure gate is all or nothing: when a
 // key's Confirm holds the request back, the departures noted in the keys
 // before it are given back with their turns, so that a request never holds
 // a noted departure in one key while it waits for another.
 //
-// The caller's request must leave as soon as WaitTurns returns nil.
+// A request that reaches the end of the wait more than 10 ms after a
+// departure was noted for it (its goroutine held up after the gate)
+// passes the gate again, which notes its departure anew. The caller's
+// request must leave as soon as WaitTurns returns nil.
 func WaitTurns(ctx context.Context, l Limiter, t *Turns) (w Waited, err error) {
 	w.Last, w.Far = -1, -1
 	if err := ctx.Err(); err != nil {
@@ -157,7 +160,7 @@ type turnWait struct {
 }
 
 // claim claims, in order, the turns not held, until one comes later than
-// TurnSlack from now (it then gives back the others) or one already held
+// turnSlack from now (it then gives back the others) or one already held
 // does. It returns when the latest turn held comes, and fails when that is
 // past maxWait.
 func (tw *turnWait) claim(w *Waited) (time.Time, error) {
@@ -167,7 +170,7 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 		if res[i].OK {
 			continue
 		}
-		if last := tw.latest(); last >= 0 && res[last].Start.Sub(now) > TurnSlack {
+		if last := tw.latest(); last >= 0 && res[last].Start.Sub(now) > turnSlack {
 			break // wait for that one first
 		}
 		r := tw.t.Requests[i]
@@ -187,7 +190,7 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 		if got.Start.IsZero() {
 			res[i].Start = now.Add(got.Wait)
 		}
-		if got.Wait > TurnSlack && len(res) > 1 {
+		if got.Wait > turnSlack && len(res) > 1 {
 			w.Far = i
 			if err := tw.giveBack(i); err != nil {
 				return time.Time{}, err
@@ -245,21 +248,24 @@ func (tw *turnWait) depart() (bool, error) {
 			res[i].Start = now.Add(more)
 			return false, tw.giveBack(i)
 		}
-		if res[i].Start.Before(now) {
-			res[i].Start = now // a Limiter that does not say when it noted the departure noted it within the call
+		if now.Sub(res[i].Start) > departSlack {
+			// A Limiter that says no later departure than that noted it
+			// within the call: Confirm would not have let a departure
+			// noted so long before go.
+			res[i].Start = now
 		}
 	}
 	return true, nil
 }
 
 // lateToLeave reports whether the request, whose departure every key
-// noted, reaches this point later than DepartSlack after one of them (its
+// noted, reaches this point later than departSlack after one of them (its
 // goroutine was held up after the gate: a lock handed on, a collection):
 // the gate then runs again, taking those departures back and noting them
 // anew, so that what the server sees keeps the gaps.
 func (tw *turnWait) lateToLeave() bool {
 	for i := range tw.t.Reservations {
-		if time.Since(tw.t.Reservations[i].Start) > DepartSlack {
+		if time.Since(tw.t.Reservations[i].Start) > departSlack {
 			return true
 		}
 	}

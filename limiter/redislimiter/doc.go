@@ -8,9 +8,13 @@
 // workers' clocks never matter. A request costs one round trip: Reserve
 // claims the earliest start and returns how long to wait for it, and the
 // caller sleeps; there is no polling. A request that had to wait pays one
-// more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
-// starts and to learn whether a worker paused the domain meanwhile; if one
-// did, its turn is given back and the first one after the pause claimed.
+// more when its turn comes (the departure gate, limiter.Wait's Confirm), to
+// tell Redis that it leaves and to learn whether a worker paused the
+// domain meanwhile; if one did, its turn is given back and the first one
+// after the pause claimed. A request whose turn came at once pays one more
+// only if it leaves more than 2 ms after the reply: Redis noted its
+// departure when it granted the turn, and the confirm script then takes
+// that back and notes it when it really leaves.
 // A cancelled wait gives its turn back, as limiter.Memory does: every
 // cancelled turn that no later live turn follows. A domain's keys (prefix
 // + "{domain}:state", and prefix + "{domain}:starts", the history of

@@ -141,9 +141,11 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 				for _, c := range callers {
 					soonest = min(soonest, c.wake)
 				}
+				// It leaves later than Memory's slack (10 ms), within which
+				// Memory keeps the departure it noted, or at once.
 				at := now
-				if soonest > now+time.Microsecond {
-					at += time.Duration(1+rng.Int64N(int64((soonest-now)/time.Microsecond)-1)) * time.Microsecond
+				if least := now + 10*time.Millisecond + time.Microsecond; soonest > least+time.Microsecond {
+					at = least + time.Duration(rng.Int64N(int64((soonest-least)/time.Microsecond)))*time.Microsecond
 				}
 				turn := len(steps) - 1
 				now = at
