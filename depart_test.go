@@ -2,7 +2,9 @@ package polite_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,4 +78,52 @@ func TestTurnCountsFromTheDeparture(t *testing.T) {
 			})
 		})
 	}
+}
+
+// slowDebugHandler is a slog.Handler whose first Enabled check at Debug
+// sleeps for delay: a request held up after its departure was noted (the
+// Transport logs a wait there), as a loaded machine holds goroutines up.
+type slowDebugHandler struct {
+	slog.Handler
+	delay time.Duration
+	done  atomic.Bool
+}
+
+func (h *slowDebugHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	if level == slog.LevelDebug && h.done.CompareAndSwap(false, true) {
+		time.Sleep(h.delay)
+	}
+	return false
+}
+
+// TestRequestHeldUpAfterTheGateIsNotedWhenItLeaves checks, from the
+// server's side, that a request held up for 300 ms after the departure
+// gate let it go (at 2/s, the second request, which waited) passes the
+// gate again before the base: the third request arrives 500 ms after the
+// second really arrived, not 200 ms.
+func TestRequestHeldUpAfterTheGateIsNotedWhenItLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var arrivals []time.Time
+		base := baseFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			arrivals = append(arrivals, time.Now())
+			mu.Unlock()
+			return answer(req, http.StatusOK), nil
+		})
+		logger := slog.New(&slowDebugHandler{Handler: slog.DiscardHandler, delay: 300 * time.Millisecond})
+		tr := newTransport(t, base, polite.WithDefault(config.Limit{RequestsPerSecond: 2, Burst: 1}),
+			polite.WithLogger(logger), polite.WithMaxWait(time.Hour))
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://a.test/")) })
+			time.Sleep(time.Millisecond)
+		}
+		wg.Wait()
+		require.Len(t, arrivals, 3)
+		slices.SortFunc(arrivals, time.Time.Compare)
+		for i := 1; i < len(arrivals); i++ {
+			assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), 500*time.Millisecond, "gap before arrival %d", i)
+		}
+	})
 }

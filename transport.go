@@ -218,7 +218,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)
 		req = req.WithContext(sendCtx)
 	}
-	resp, err := t.send(base, req, &fl)
+	resp, err := t.send(base, req, &fl, &w)
 	if err != nil {
 		t.observeFailure(ctx, d, err, w.sent)
 		return nil, err
@@ -248,11 +248,13 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return p.t.pace(p.base, req, d, nil, true)
 }
 
-// send sends the request, which holds d, through base. If base fails, or
-// panics, the request's flight fl ends there: its slots, its claims and
-// its WithTimeout context are given back before the error returns or the
-// panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight) (resp *http.Response, err error) {
+// send sends the request, which holds d, through base, after the
+// departure gate's last check (w). If base fails, or panics, the
+// request's flight fl ends there: its slots, its claims and its
+// WithTimeout context are given back before the error returns or the
+// panic goes on up. A request whose context ends while the last check
+// holds it back is not sent, and counts as failed.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight, w *waited) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
@@ -260,6 +262,10 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight) 
 			fl.end()
 		}
 	}()
+	if err := t.leave(req.Context(), w); err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
 	resp, err = base.RoundTrip(req)
 	if err != nil || resp == nil {
 		if resp != nil && resp.Body != nil {

@@ -16,6 +16,19 @@ type waited struct {
 	scope    string         // the scope whose turn came last; empty if none made it wait
 	reason   limiter.Reason // the rule that made it wait there
 	degraded bool
+	turns    *requestTurns // for the gate's last check before the base; nil if unpaced
+}
+
+// leave is the departure gate's last check, immediately before the base:
+// a request held up since the wait passes the gate again (limiter.Leave).
+func (t *Transport) leave(ctx context.Context, w *waited) error {
+	if w.turns == nil {
+		return nil
+	}
+	if err := limiter.Leave(ctx, t.limiter, &w.turns.turns); err != nil {
+		return t.waitError(ctx, w.turns.d, time.Now(), err)
+	}
+	return nil
 }
 
 // requestTurns is a request's turns in its domain and the scopes it
@@ -72,7 +85,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 	if err != nil {
 		return waited{}, t.waitError(ctx, d, begun.Add(lw.Wait), err)
 	}
-	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded}
+	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded, turns: rt}
 	if lw.Last >= 0 {
 		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
 		t.logWait(ctx, d, w)

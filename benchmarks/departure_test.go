@@ -34,7 +34,8 @@ const (
 // minute in any case). The base records each request's arrival per
 // domain. For each design it reports: the smallest gap between two
 // arrivals of one domain (min-gap-ms), the share of gaps at least 90% of
-// the interval (share90), the 99th percentile and the largest lateness,
+// the interval (share90), how many gaps are shorter than 20% of it
+// (gaps<20%), the 99th percentile and the largest lateness,
 // a gap less the interval (p99-late-ms, max-late-ms), and the process's
 // CPU time per request (cpu-us/req, from getrusage). It is CPU heavy and
 // takes about 10 s an iteration:
@@ -49,6 +50,7 @@ func BenchmarkDeparture(b *testing.B) {
 					r := runCrowd(b, design)
 					b.ReportMetric(r.minGap, design+"-min-gap-ms")
 					b.ReportMetric(r.share90, design+"-share90")
+					b.ReportMetric(float64(r.below20), design+"-gaps<20%")
 					b.ReportMetric(r.p99Late, design+"-p99-late-ms")
 					b.ReportMetric(r.maxLate, design+"-max-late-ms")
 					b.ReportMetric(r.cpuPerRequest, design+"-cpu-us/req")
@@ -62,6 +64,7 @@ func BenchmarkDeparture(b *testing.B) {
 // crowdResult is what one design's run of the crowd measured.
 type crowdResult struct {
 	minGap, share90, p99Late, maxLate float64 // gaps and lateness in ms
+	below20                           int     // gaps shorter than 20% of the interval
 	cpuPerRequest                     float64 // µs
 }
 
@@ -159,6 +162,9 @@ func (a *arrivals) measure(b *testing.B, interval time.Duration) crowdResult {
 			}
 			if gap >= interval*9/10 {
 				atLeast90++
+			}
+			if gap < interval/5 {
+				r.below20++
 			}
 			late = append(late, float64(gap-interval)/float64(time.Millisecond))
 		}

@@ -103,17 +103,45 @@ const turnSlack = time.Millisecond
 // A request that reaches the end of the wait more than 10 ms after a
 // departure was noted for it (its goroutine held up after the gate)
 // passes the gate again, which notes its departure anew. The caller's
-// request must leave as soon as WaitTurns returns nil.
-func WaitTurns(ctx context.Context, l Limiter, t *Turns) (w Waited, err error) {
-	w.Last, w.Far = -1, -1
+// request must leave as soon as WaitTurns returns nil; a caller that has
+// steps of its own before it sends the request calls Leave last.
+func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 	if err := ctx.Err(); err != nil {
-		return w, err
+		return Waited{Last: -1, Far: -1}, err
 	}
-	tw := turnWait{ctx: ctx, l: l, t: t, start: time.Now()}
-	tw.maxWait, tw.cause = maxwait.Bound(ctx, t.MaxWait, ErrWaitTooLong)
 	for i := range t.Reservations {
 		t.Reservations[i].OK = false
 	}
+	return newTurnWait(ctx, l, t).run()
+}
+
+// Leave is the departure gate once more, for a request that WaitTurns let
+// go with t: called as the very last step before the request is sent, it
+// returns nil at once when the request leaves within 10 ms of the
+// departures noted for it, and otherwise passes the gate again, as
+// WaitTurns does, sleeping while a key holds it back. On failure it gives
+// back every turn, as WaitTurns does, and the request must not be sent.
+func Leave(ctx context.Context, l Limiter, t *Turns) error {
+	tw := turnWait{t: t}
+	if !tw.lateToLeave() {
+		return nil
+	}
+	_, err := newTurnWait(ctx, l, t).run()
+	return err
+}
+
+func newTurnWait(ctx context.Context, l Limiter, t *Turns) *turnWait {
+	tw := &turnWait{ctx: ctx, l: l, t: t, start: time.Now()}
+	tw.maxWait, tw.cause = maxwait.Bound(ctx, t.MaxWait, ErrWaitTooLong)
+	return tw
+}
+
+// run is the loop of WaitTurns: it claims the turns not held, sleeps until
+// the latest comes, and passes the departure gate, until every key lets
+// the request go.
+func (tw *turnWait) run() (w Waited, err error) {
+	w.Last, w.Far = -1, -1
+	t := tw.t
 	for {
 		due, err := tw.claim(&w)
 		if err != nil {
@@ -148,7 +176,7 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (w Waited, err error) {
 	}
 }
 
-// turnWait is one call of WaitTurns.
+// turnWait is one call of WaitTurns or Leave.
 type turnWait struct {
 	ctx     context.Context
 	l       Limiter
