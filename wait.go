@@ -56,6 +56,30 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 	if unpaced && len(held) == 0 {
 		return waited{sent: time.Now()}, nil
 	}
+	rt := t.newRequestTurns(d, p, held, unpaced, tk)
+	begun := time.Now()
+	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
+	if lw.Far >= 0 {
+		t.scopes.waitedFor(rt.scopes[lw.Far])
+	}
+	if err != nil {
+		return waited{}, t.waitError(ctx, d, begun.Add(lw.Wait), err)
+	}
+	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded, turns: rt}
+	if lw.Last >= 0 {
+		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
+		t.logWait(ctx, d, w)
+	}
+	return w, nil
+}
+
+// newRequestTurns returns the turns of a request to d under p in its
+// domain, unless it goes unpaced there, and in the scopes it holds. It is
+// a function of its own so that the frame a request sleeps under stays
+// small.
+//
+//go:noinline
+func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
 	rt := &requestTurns{t: t, d: d, held: held}
 	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
 	if n := len(held); unpaced && n == 1 || !unpaced && n == 0 {
@@ -77,20 +101,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 	if tk != nil {
 		rt.turns.Claimed = tk.Claimed
 	}
-	begun := time.Now()
-	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
-	if lw.Far >= 0 {
-		t.scopes.waitedFor(rt.scopes[lw.Far])
-	}
-	if err != nil {
-		return waited{}, t.waitError(ctx, d, begun.Add(lw.Wait), err)
-	}
-	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded, turns: rt}
-	if lw.Last >= 0 {
-		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
-		t.logWait(ctx, d, w)
-	}
-	return w, nil
+	return rt
 }
 
 // add adds a turn: req in scope, held[hold] (-1 for the domain).

@@ -201,24 +201,10 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 		if last := tw.latest(); last >= 0 && res[last].Start.Sub(now) > turnSlack {
 			break // wait for that one first
 		}
-		r := tw.t.Requests[i]
-		r.MaxWait = 0
-		if tw.maxWait > 0 {
-			r.MaxWait = max(tw.maxWait-now.Sub(tw.start), 1)
-		}
-		got, err := tw.l.Reserve(tw.ctx, r)
-		if err != nil {
+		if err := tw.reserve(i, now, w); err != nil {
 			return time.Time{}, err
 		}
-		res[i] = got
-		if !got.OK {
-			w.Wait = now.Sub(tw.start) + got.Wait
-			return time.Time{}, maxwait.Exceeded(r.Key, got.Wait, tw.cause)
-		}
-		if got.Start.IsZero() {
-			res[i].Start = now.Add(got.Wait)
-		}
-		if got.Wait > turnSlack && len(res) > 1 {
+		if res[i].Wait > turnSlack && len(res) > 1 {
 			w.Far = i
 			if err := tw.giveBack(i); err != nil {
 				return time.Time{}, err
@@ -237,6 +223,30 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 		tw.t.Claimed()
 	}
 	return due, nil
+}
+
+// reserve claims turn i at now, within what is left of maxWait.
+//
+//go:noinline
+func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
+	r := tw.t.Requests[i]
+	r.MaxWait = 0
+	if tw.maxWait > 0 {
+		r.MaxWait = max(tw.maxWait-now.Sub(tw.start), 1)
+	}
+	res := &tw.t.Reservations[i]
+	var err error
+	if *res, err = tw.l.Reserve(tw.ctx, r); err != nil {
+		return err
+	}
+	if !res.OK {
+		w.Wait = now.Sub(tw.start) + res.Wait
+		return maxwait.Exceeded(r.Key, res.Wait, tw.cause)
+	}
+	if res.Start.IsZero() {
+		res.Start = now.Add(res.Wait)
+	}
+	return nil
 }
 
 // sleep sleeps for d, or until ctx ends.
