@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/polite-go/polite/internal/feedback"
@@ -35,7 +36,7 @@ type Memory struct {
 // shard holds the keys whose hash falls in it, under its lock, so that
 // calls for keys of different shards do not wait for each other.
 type shard struct {
-	mu      handoffFreeLock
+	mu      sync.Mutex
 	keys    lru.List[string, keyState]
 	m       *Memory
 	changed map[string]struct{} // the keys changed since Persist's last commit
@@ -55,7 +56,6 @@ func NewMemory() *Memory {
 	m := &Memory{epoch: time.Now(), seed: maphash.MakeSeed()}
 	for i := range m.shards {
 		m.shards[i].m = m
-		m.shards[i].mu = newHandoffFreeLock()
 	}
 	return m
 }
