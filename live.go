@@ -109,7 +109,8 @@ func sameLimit(a, b *config.Limit) bool {
 
 // SetLimit sets the limit of domain, a key or a pattern named as
 // WithDomain names it, while the Transport runs: the next turn of each
-// key it applies to follows l, and turns already granted are kept. l
+// key it applies to follows l, and so does every request already waiting,
+// whose departure is checked under the limit in force when it leaves. l
 // counts a key's earlier requests, as far as the limiter still holds
 // them, and its latest request in any case: a limiter forgets a key's
 // pace once it has recovered, and a domain the Transport tracks then
@@ -148,9 +149,10 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 // of all those in force: the default, those of domains and patterns (from
 // WithDomain too), and the server's and the global limits (a scope that f
 // leaves out no longer applies). The next turn of each key follows its new
-// limit, counting its earlier requests as SetLimit says; turns already
-// granted are kept; and, as SetLimit says, a new max_concurrent counts
-// the requests in flight and a quota keeps its history. An invalid f changes nothing and
+// limit, counting its earlier requests as SetLimit says, and so does every
+// request already waiting; as SetLimit says, a new max_concurrent counts
+// the requests in flight and a quota keeps its history. An invalid f
+// changes nothing and
 // is an error naming the domain and the field. What other options set
 // (the key function, the limiter, WithMaxWait, WithMaxDomains,
 // WithMaxPause, WithLoopbackExempt, WithRobots, WithLookup, WithLogger)

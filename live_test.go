@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -51,29 +52,39 @@ func TestSetLimitSlowsADomainMidCrawl(t *testing.T) {
 	assert.Equal(t, config.Limit{MinDelay: gap}, tr.Limit("crawl.test"))
 }
 
-// TestSetLimitKeepsGrantedTurns checks that a request already waiting for
-// its turn when the limit changes keeps it, and the next one follows the
-// new limit.
-func TestSetLimitKeepsGrantedTurns(t *testing.T) {
-	s := newHostServer(t)
-	tr := newTransport(t, s.base(), polite.WithDefault(config.Limit{MinDelay: 400 * time.Millisecond}))
-	client := &http.Client{Transport: tr}
-	u := s.url("keep.test", "/")
-	start := time.Now()
-	fetchAll(t, client, []string{u})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fetchAll(t, client, []string{u}) // waits for its turn at 400ms
-	}()
-	time.Sleep(100 * time.Millisecond)
-	require.NoError(t, tr.SetLimit("keep.test", config.Limit{MinDelay: time.Second}))
-	<-done
-	fetchAll(t, client, []string{u})
-	got := s.at("keep.test")
-	require.Len(t, got, 3)
-	assert.Less(t, got[1].Sub(start), 900*time.Millisecond, "the turn granted before the change is kept")
-	assert.GreaterOrEqual(t, got[2].Sub(got[1]), time.Second-arrivalSlack, "the next turn follows the new limit")
+// TestSetLimitHoldsForRequestsAlreadyWaiting checks that a limit changed
+// while requests wait holds for every request that has not left yet: 20
+// requests wait at 10/s when the min delay becomes 1 s, and all that go
+// after the change go at least 1 s apart, not 100 ms (the rules in force
+// at departure apply); the request that went before the change keeps its
+// time.
+func TestSetLimitHoldsForRequestsAlreadyWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var arrivals []time.Time
+		base := baseFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			arrivals = append(arrivals, time.Now())
+			mu.Unlock()
+			return answer(req, http.StatusOK), nil
+		})
+		tr := newTransport(t, base, polite.WithDefault(config.Limit{RequestsPerSecond: 10, Burst: 1}),
+			polite.WithMaxWait(time.Hour))
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://slow.test/")) })
+		}
+		time.Sleep(50 * time.Millisecond)
+		synctest.Wait()
+		require.NoError(t, tr.SetLimit("slow.test", config.Limit{RequestsPerSecond: 10, Burst: 1, MinDelay: time.Second}))
+		wg.Wait()
+		require.Len(t, arrivals, 20)
+		assert.Equal(t, start, arrivals[0], "the first request went before the change")
+		for i := 1; i < len(arrivals); i++ {
+			assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), time.Second, "gap before request %d", i)
+		}
+	})
 }
 
 func TestSetLimitInvalidChangesNothing(t *testing.T) {

@@ -142,15 +142,18 @@ func newScopes(o *options) *scopes {
 	}
 }
 
-// order puts first the turn of the scope that last made a request wait.
-func (sc *scopes) order(turns []scopeTurn) {
+// order puts first the turn of the scope that last made a request wait:
+// reqs, their scopes and holds are a request's turns, in step.
+func (sc *scopes) order(reqs []limiter.Request, scopes []string, holds []int) {
 	w := sc.waiter.Load()
 	if w == nil {
 		return
 	}
-	for i := range turns {
-		if turns[i].scope == *w {
-			turns[0], turns[i] = turns[i], turns[0]
+	for i := range scopes {
+		if scopes[i] == *w {
+			reqs[0], reqs[i] = reqs[i], reqs[0]
+			scopes[0], scopes[i] = scopes[i], scopes[0]
+			holds[0], holds[i] = holds[i], holds[0]
 			return
 		}
 	}

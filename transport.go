@@ -179,7 +179,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // pace sends req, which holds d, in its turn: it claims the scopes it
 // passes besides its domain, takes a concurrency slot in each, waits for
-// its turn in each, sends the request through base, tells the limiter
+// its turn in each and passes the departure gate (the wait's last step),
+// sends the request through base, tells the limiter
 // what the response says, and tracks the response's body, so that the
 // request's flight ends when the body is closed. A robots.txt fetch is
 // counted apart from the requests.
@@ -202,6 +203,12 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
+	fl := flight{d: d}
+	if len(held) > 0 || tk != nil || t.timeout > 0 {
+		fl.extra = &flightExtras{held: held, tk: tk}
+	}
+	// The wait's last step notes the request's departure: from here to
+	// the base, only counters and WithTimeout's context.
 	w, err := t.wait(ctx, d, p, held, tk)
 	if err != nil {
 		held.end()
@@ -228,17 +235,13 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		}
 	}
 	d.stats.InFlight(1)
-	fl := flight{d: d}
-	if len(held) > 0 || tk != nil || t.timeout > 0 {
-		fl.extra = &flightExtras{held: held, tk: tk}
-	}
 	if t.timeout > 0 {
 		var sendCtx context.Context
 		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)
 		req = req.WithContext(sendCtx)
 	}
 	t.trace.sent(ctx, d.key, w.degraded)
-	resp, err := t.send(base, req, &fl)
+	resp, err := t.send(base, req, &fl, &w)
 	if err != nil {
 		t.trace.answered(ctx, d.key, 0, err)
 		t.observeFailure(ctx, d, err, w.sent)
@@ -270,11 +273,13 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return p.t.pace(p.base, req, d, nil, true)
 }
 
-// send sends the request, which holds d, through base. If base fails, or
-// panics, the request's flight fl ends there: its slots, its claims and
-// its WithTimeout context are given back before the error returns or the
-// panic goes on up.
-func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight) (resp *http.Response, err error) {
+// send sends the request, which holds d, through base, after the
+// departure gate's last check (w). If base fails, or panics, the
+// request's flight fl ends there: its slots, its claims and its
+// WithTimeout context are given back before the error returns or the
+// panic goes on up. A request whose context ends while the last check
+// holds it back is not sent, and counts as failed.
+func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight, w *waited) (resp *http.Response, err error) {
 	answered := false
 	defer func() {
 		if !answered {
@@ -282,6 +287,10 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight) 
 			fl.end()
 		}
 	}()
+	if err := t.leave(req.Context(), w); err != nil {
+		closeRequestBody(req)
+		return nil, err
+	}
 	resp, err = base.RoundTrip(req)
 	if err != nil || resp == nil {
 		if resp != nil && resp.Body != nil {
@@ -313,56 +322,9 @@ func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
 	return nil
 }
 
-// wait waits for the turn of a request to d in its domain and in the
-// scopes it holds.
-func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
-	if len(held) > 0 {
-		return t.waitScopes(ctx, d, p, held, tk)
-	}
-	if d.unpaced(p) {
-		return waited{sent: time.Now()}, nil
-	}
-	r := d.request(p)
-	r.MaxWait = t.maxWait
-	res, err := limiter.Wait(ctx, t.limiter, r)
-	if err == nil {
-		w := waited{sent: res.Start, wait: res.Wait, degraded: res.Degraded}
-		if res.Wait > 0 {
-			w.scope, w.reason = scopeDomain, res.Reason
-		}
-		if w.sent.IsZero() {
-			w.sent = time.Now()
-		}
-		return w, nil
-	}
-	return waited{}, t.waitError(ctx, d, res.Wait, err)
-}
-
-// waitScopes is wait for a request that passes scopes besides its domain.
-func (t *Transport) waitScopes(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
-	turns := make([]scopeTurn, 0, 1+len(held))
-	if !d.unpaced(p) {
-		turns = append(turns, scopeTurn{scope: scopeDomain, req: d.request(p)})
-	}
-	for _, h := range held {
-		turns = append(turns, scopeTurn{scope: h.s.name, req: h.s.request(&h.p.rule)})
-	}
-	w, err := t.waitTurns(ctx, turns, tk)
-	if err != nil {
-		var late *turnError
-		wait := time.Duration(0)
-		if errors.As(err, &late) {
-			wait = late.wait
-		}
-		return w, t.waitError(ctx, d, wait, err)
-	}
-	return w, nil
-}
-
 // waitError is the error of a failed wait under ctx for a request to d,
-// whose turn would have come after wait.
-func (t *Transport) waitError(ctx context.Context, d *domain, wait time.Duration, err error) error {
-	retryAt := time.Now().Add(wait)
+// whose turn would have come at retryAt.
+func (t *Transport) waitError(ctx context.Context, d *domain, retryAt time.Time, err error) error {
 	if ctx.Err() != nil {
 		return &WaitError{Domain: d.key, RetryAt: retryAt, Err: context.Cause(ctx)}
 	}

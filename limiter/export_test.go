@@ -11,12 +11,19 @@ func (m *Memory) PauseAt(key string, d time.Duration, now time.Time) {
 	sh.stateLocked(&Request{Key: key}, n).pause(after(n, d), ReasonRetryAfter)
 }
 
-// ConfirmAt is Reservation.Confirm at now, for a reservation Memory made.
+// ConfirmAt is Reservation.Confirm at now under the rule res was reserved
+// with, for a reservation Memory made.
 func ConfirmAt(res *Reservation, now time.Time) time.Duration {
+	return ConfirmRuleAt(res, res.rule, now)
+}
+
+// ConfirmRuleAt is Reservation.Confirm at now under rule, for a
+// reservation Memory made.
+func ConfirmRuleAt(res *Reservation, rule *Rule, now time.Time) time.Duration {
 	sh := (*shard)(res.Turn.(*memoryTurn))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return sh.confirmLocked(res, sh.m.nanos(now), randJitter(res.rule))
+	return sh.confirmLocked(res, rule, sh.m.nanos(now), randJitter(rule))
 }
 
 // Len reports how many keys m tracks.

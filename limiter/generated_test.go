@@ -15,7 +15,8 @@ import (
 )
 
 // TestGeneratedRunsKeepEveryRule drives a Memory as callers do, at random
-// (reservations, wake-ups on time or late, cancels, pauses), and checks
+// (reservations, wake-ups on time or late, each start through the
+// departure gate, cancels, pauses), and checks
 // the starts that went against every rule: the gap, the bucket and each
 // quota's window.
 func TestGeneratedRunsKeepEveryRule(t *testing.T) {
@@ -56,7 +57,7 @@ func generatedRun(t *testing.T, rng *rand.Rand, rule limiter.Rule) []time.Durati
 		switch op := rng.IntN(10); {
 		case op < 4:
 			res, at := c.reserveAt(m, r, now)
-			if res.Wait == 0 {
+			if res.Wait == 0 && limiter.ConfirmAt(&res, c.at(now)) == 0 {
 				starts = append(starts, now)
 			} else {
 				queue = append(queue, &waiting{res: res, at: at + time.Duration(rng.Int64N(int64(ms(200))))})

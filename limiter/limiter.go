@@ -18,8 +18,8 @@ import (
 // clock, redislimiter uses Redis's TIME.
 //
 // Most callers use Wait, which reserves a turn, sleeps until it comes and
-// confirms it. Implementations must be safe for concurrent use. Requests,
-// reservations and observations go by value, so that a call through the
+// confirms its departure (the gate: see Turn.Confirm). Implementations
+// must be safe for concurrent use. Requests, reservations and observations go by value, so that a call through the
 // interface puts nothing on the heap.
 type Limiter interface {
 	// Reserve claims the earliest turn every rule of r.Key allows and
@@ -138,14 +138,14 @@ type Reservation struct {
 	// shared store did not answer.
 	Degraded bool
 	// Wait is how long from the reservation to its turn: what Reserve
-	// planned, plus what each Confirm adds when it moves the turn; when OK
-	// is false, the wait the turn would have needed.
+	// planned, plus what each Confirm adds when it holds the request back;
+	// when OK is false, the wait the turn would have needed.
 	Wait time.Duration
 	// Reason names the rule that set the wait; empty when there is none.
 	Reason Reason
 	// Start is when the turn starts, on this process's clock, as far as
-	// the Limiter knows it without reading the clock again; zero if it
-	// does not say.
+	// the Limiter knows it without reading the clock again (once Confirm
+	// let the request go, when it left); zero if it does not say.
 	Start time.Time
 	// Turn is how the Limiter that made the reservation gives it back or
 	// confirms it; nil when there is nothing to give back.
@@ -156,21 +156,30 @@ type Reservation struct {
 	rule  *Rule
 	id    uint64
 	at    int64
+	begun bool // its departure was noted when it was reserved, at Start
 }
 
 // Turn is what a Limiter sets in its reservations' Turn field: how it
-// gives a reservation back or confirms it. Memory has its own; another
-// Limiter implements these two methods.
+// gives a reservation back or confirms its departure. Memory has its own;
+// another Limiter implements these two methods.
 type Turn interface {
-	// Cancel gives back res, whose request will not be sent, as far as
-	// that lets no later request go sooner than the rules allow.
+	// Cancel gives back res, whose request will not be sent (or whose
+	// departure Confirm noted but which did not leave), as far as that
+	// lets no later request go sooner than the rules allow.
 	Cancel(ctx context.Context, res *Reservation) error
-	// Confirm says that res's wait has passed and its request is about to
-	// start. It returns 0 when it may start now, or how much longer it
-	// must wait: the key was paused meanwhile, or an earlier request
-	// started later than planned; res then holds the turn it waits for,
-	// and its Wait grows by as much.
-	Confirm(ctx context.Context, res *Reservation) (time.Duration, error)
+	// Confirm is the departure gate: the caller calls it for every
+	// reservation, waiting or not, as the very last step before its
+	// request leaves, and sends the request as soon as it returns 0. A
+	// turn counts from its departure, not from its plan: Confirm checks,
+	// under rule (the Rule in force now; nil for the one res was reserved
+	// with), that the gap from the key's latest real departure holds, and
+	// notes this one; a departure later than planned moves the turns after
+	// it. It returns 0 when the request may leave now, or how much longer
+	// it must wait (the key was paused meanwhile, an earlier request left
+	// late, the rule got stricter), noting nothing: res then holds the
+	// turn it waits for, its Wait grows by as much, and the caller sleeps
+	// and calls Confirm again.
+	Confirm(ctx context.Context, res *Reservation, rule *Rule) (time.Duration, error)
 }
 
 // Cancel gives the turn back: see Turn.
@@ -181,12 +190,13 @@ func (r *Reservation) Cancel(ctx context.Context) error {
 	return r.Turn.Cancel(ctx, r)
 }
 
-// Confirm says the turn's wait has passed: see Turn.
-func (r *Reservation) Confirm(ctx context.Context) (time.Duration, error) {
+// Confirm is the departure gate under rule (nil for the rule r was
+// reserved with): see Turn.
+func (r *Reservation) Confirm(ctx context.Context, rule *Rule) (time.Duration, error) {
 	if !r.OK || r.Turn == nil {
 		return 0, nil
 	}
-	return r.Turn.Confirm(ctx, r)
+	return r.Turn.Confirm(ctx, r, rule)
 }
 
 // Observation is what a server said about a key.

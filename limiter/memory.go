@@ -166,20 +166,31 @@ func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 	return nil
 }
 
-// Confirm implements Turn on the current time.
-func (t *memoryTurn) Confirm(_ context.Context, res *Reservation) (time.Duration, error) {
+// Confirm implements Turn on the current time, read under the key's lock
+// so that the departure it notes is the moment it returns.
+//
+// A turn that came at once had its departure noted when it was reserved:
+// if its request leaves within departSlack of that, Confirm takes no lock.
+func (t *memoryTurn) Confirm(_ context.Context, res *Reservation, rule *Rule) (time.Duration, error) {
+	if res.begun && time.Since(res.Start) <= departSlack {
+		return 0, nil
+	}
+	res.begun = false
 	sh := (*shard)(t)
-	jitter := randJitter(res.rule)
+	if rule == nil {
+		rule = res.rule
+	}
+	jitter := randJitter(rule)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return sh.confirmLocked(res, sh.m.sinceEpoch(), jitter), nil
+	return sh.confirmLocked(res, rule, sh.m.sinceEpoch(), jitter), nil
 }
 
-func (sh *shard) confirmLocked(res *Reservation, now int64, jitter time.Duration) time.Duration {
+func (sh *shard) confirmLocked(res *Reservation, rule *Rule, now int64, jitter time.Duration) time.Duration {
 	if !res.state.handedOut(res.id) {
 		return 0 // nothing left to keep it apart from
 	}
-	wait := res.state.confirm(now, res, jitter)
+	wait := res.state.confirm(now, res, rule, jitter)
 	sh.changedLocked(res.key)
 	res.Wait += wait
 	res.Start = sh.m.epoch.Add(time.Duration(now + int64(wait)))

@@ -181,3 +181,22 @@ func TestCancelLatestKeepsLaterStarts(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, start, ms(700), "250 ms after the late start")
 }
+
+// A turn that comes at once has its departure noted when it is reserved;
+// a request that leaves later takes that back at the gate and is noted
+// when it leaves, so the turns after it follow its real departure: at
+// 4/s, the next request goes 250 ms after a first one that left at 300 ms,
+// not at 250 ms.
+func TestGateNotesALateDepartureOfATurnThatCameAtOnce(t *testing.T) {
+	c := newClock()
+	m := limiter.NewMemory()
+	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 4, Burst: 1}}
+	first, at1 := c.reserveAt(m, r, 0)
+	second, at2 := c.reserveAt(m, r, 0)
+	require.Equal(t, []time.Duration{0, ms(250)}, []time.Duration{at1, at2})
+	require.Zero(t, limiter.ConfirmAt(&first, c.at(ms(300))), "leaves late")
+	assert.Equal(t, ms(250), limiter.ConfirmAt(&second, c.at(ms(300))), "250 ms after the late departure")
+	assert.Zero(t, limiter.ConfirmAt(&second, c.at(ms(550))))
+	_, next := c.reserveAt(m, r, ms(560))
+	assert.Equal(t, ms(800), next, "the plan follows the departures")
+}

@@ -17,10 +17,10 @@ const none = math.MinInt64
 // It keeps two schedules. The plan is the turns it has handed out: a new
 // turn starts no earlier than the latest one, which lets the bucket be
 // read only forward in time. The sent schedule is when requests really
-// started: a turn whose request starts late (a late wake-up, a slow step
-// before it) moves the turns after it, since what was sent is what a
-// server sees, and a request starts only when the sent schedule allows it
-// too.
+// left, as the departure gate (confirm) notes them: a turn whose request
+// leaves late (a late wake-up, a slow step before it) moves the turns
+// after it, since what was sent is what a server sees, and a request
+// leaves only when the sent schedule allows it too.
 type keyState struct {
 	plan, sent  schedule
 	pausedUntil int64
@@ -297,7 +297,11 @@ func (s *keyState) quiet(rule *Rule) int64 {
 }
 
 // reserve claims into res the earliest turn at or after now, unless its
-// wait would exceed maxWait (when positive).
+// wait would exceed maxWait (when positive). A turn that comes at once
+// has its departure noted now, as the departure gate would (the caller
+// leaves at once); if its request leaves later than departSlack after,
+// confirm takes that back and notes it then. A later turn's departure is
+// noted only by confirm.
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, jitter)
@@ -317,7 +321,7 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		s.start(&tr, now, rule)
 	}
 	s.keep(tr, now)
-	res.OK, res.id, res.at = true, tr.id, t
+	res.OK, res.id, res.at, res.begun = true, tr.id, t, t == now
 	s.quietAt = s.quiet(rule)
 }
 
@@ -370,21 +374,31 @@ func (s *keyState) noteStart(now int64, rule *Rule) {
 // come (their requests went, or go late, whether or not their callers
 // confirm them). A turn forgotten and cancelled later frees its quota
 // slots only, and the turns after it keep what it took.
+//
+// The started turn whose departure is the latest noted stays, so that
+// confirm can take that departure back if its request is late to leave.
 func (s *keyState) keep(tr turn, now int64) {
 	if s.turns == nil {
 		s.turns = s.turn[:0]
 	}
-	i := 0
+	i, latest := 0, -1
 	for j := len(s.turns) - 1; j >= 0; j-- {
 		if s.turns[j].started {
 			i = j + 1
+			if s.turns[j].made == s.made {
+				latest = j
+			}
 			break
 		}
 	}
 	for i < len(s.turns) && s.turns[i].at <= now {
 		i++
 	}
-	s.turns = s.turns[:copy(s.turns, s.turns[i:])]
+	n := 0
+	if latest >= 0 {
+		s.turns[0], n = s.turns[latest], 1
+	}
+	s.turns = s.turns[:n+copy(s.turns[n:], s.turns[i:])]
 	s.turns = append(s.turns, tr)
 }
 
@@ -398,10 +412,18 @@ func (s *keyState) find(id uint64) int {
 	return -1
 }
 
-// confirm is Turn.Confirm at now for res, a turn of this state.
-func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) time.Duration {
-	rule := res.rule
+// confirm is Turn.Confirm at now for res, a turn of this state, under
+// rule, the rule in force at its departure.
+func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.Duration) time.Duration {
+	res.rule = rule
 	s.fit(now, rule)
+	if i := s.find(res.id); i >= 0 && s.turns[i].started && s.turns[i].made == s.made {
+		// Its departure was noted, but its request is late to leave (the
+		// caller was held up after the gate): that departure is taken
+		// back and noted anew below.
+		tr := &s.turns[i]
+		s.sent, s.made, tr.started = tr.sent, s.made-1, false
+	}
 	if s.pausedUntil > now || now > res.at && !s.fitsQuotas(res.at, now, rule) {
 		// Paused after the turn was claimed, or so late that its start
 		// would overfill a quota's window: the turn is not spent, but
@@ -411,8 +433,10 @@ func (s *keyState) confirm(now int64, res *Reservation, jitter time.Duration) ti
 		tr := s.claim(t, rule)
 		s.keep(tr, now)
 		res.Reason, res.id, res.at = reason, tr.id, t
-		s.quietAt = s.quiet(rule)
-		return time.Duration(t - now)
+		if t > now {
+			s.quietAt = s.quiet(rule)
+			return time.Duration(t - now)
+		} // else the new turn may leave now: its departure is noted below
 	}
 	if u := s.allowed(now, rule); u > now {
 		return time.Duration(u - now)

@@ -47,14 +47,14 @@ func TestQuietStateIsFresh(t *testing.T) {
 						}
 					case op == 2 && len(made) > 0:
 						res := made[rng.IntN(len(made))]
-						if !started[res] && res.at <= now && s.confirm(now, res, drawJitter(rng, rule)) == 0 {
+						if !started[res] && res.at <= now && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0 {
 							started[res] = true // late, perhaps
 						}
 					default:
 						res := new(Reservation)
 						s.reserve(now, &rule, drawJitter(rng, rule), 0, res)
 						made = append(made, res)
-						started[res] = res.Wait == 0
+						started[res] = res.Wait == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
 					}
 				}
 				quiet := max(s.quiet(&rule), now)

@@ -8,77 +8,351 @@ import (
 	"github.com/polite-go/polite/internal/maxwait"
 )
 
-// Wait reserves r's turn in l, sleeps until it comes and confirms it,
-// sleeping again while Confirm moves it (a pause the server asked for
-// meanwhile, an earlier request that started late). It fails at once,
-// claiming nothing, when the turn would come after ctx's deadline (an
-// error wrapping context.DeadlineExceeded) or after r.MaxWait
-// (ErrWaitTooLong); the Reservation's Wait then says how long the request
-// would have waited. When ctx ends during the wait, the turn is given back
-// and ctx.Err() returned. Otherwise the Reservation's Wait is the whole
-// time waited.
+// Wait reserves r's turn in l, sleeps until it comes and confirms its
+// departure (Turn.Confirm), sleeping again while Confirm holds it back (a
+// pause the server asked for meanwhile, an earlier request that left
+// late). It fails at once, claiming nothing, when the turn would come
+// after ctx's deadline (an error wrapping context.DeadlineExceeded) or
+// after r.MaxWait (ErrWaitTooLong); the Reservation's Wait then says how
+// long the request would have waited. When ctx ends during the wait, the
+// turn is given back and ctx.Err() returned. Otherwise the Reservation's
+// Wait is the whole time waited.
 //
-// The caller's request must start as soon as Wait returns: its turn is
-// the time Wait returned, and the next turns of the key follow from it.
+// The caller's request must leave as soon as Wait returns: Wait noted its
+// departure then, and the next turns of the key follow from it.
 func Wait(ctx context.Context, l Limiter, r Request) (Reservation, error) {
+	var res [1]Reservation
+	w, err := WaitTurns(ctx, l, &Turns{Requests: []Request{r}, Reservations: res[:], MaxWait: r.MaxWait})
+	res[0].Wait = w.Wait
+	return res[0], err
+}
+
+// Turns is a request's turns in one key or several (its domain, its
+// server, one all requests share), for WaitTurns. It is not safe for
+// concurrent use.
+type Turns struct {
+	// Requests ask for the turns, in the order WaitTurns claims them.
+	Requests []Request
+	// Reservations are as many as Requests: WaitTurns keeps each turn
+	// there.
+	Reservations []Reservation
+	// MaxWait is the longest acceptable wait for all the turns; 0 means
+	// any wait is acceptable. The Requests' own MaxWait is not read.
+	MaxWait time.Duration
+	// Rules, when set, gives the Rule in force now for Requests[i]: the
+	// departure gate checks each turn under it, so that a limit changed
+	// while the request waited holds for it. Nil means each Request's
+	// Rule.
+	Rules RulesNow
+	// Claimed, when set, is called each time the request holds every
+	// turn, before it sleeps for the last one to come.
+	Claimed func()
+}
+
+// RulesNow gives the Rule in force now for the turns of a Turns.
+type RulesNow interface {
+	// RuleNow returns the Rule in force now for Requests[i].
+	RuleNow(i int) *Rule
+}
+
+// Waited is how WaitTurns went.
+type Waited struct {
+	// Wait is how long the request waited, from the call to its
+	// departure; 0 when no turn held it back. On failure, it is how long
+	// from the call the request would have waited.
+	Wait time.Duration
+	// Last is the index of the turn that came last, which made the request
+	// wait, and Reason the rule that set that turn; -1 and "" when none
+	// made it wait.
+	Last   int
+	Reason Reason
+	// Far is the index of the latest turn that came more than a
+	// millisecond later than when it was claimed, so that the others were
+	// given back while the request waited for it alone; -1 when none did.
+	Far int
+	// Degraded is true when a fallback made one of the reservations.
+	Degraded bool
+	// Sent is when the request left: when the departure gate let it go.
+	Sent time.Time
+}
+
+// departSlack is how long after the departure a Limiter noted (its
+// Reservation's Start, once Confirm let it go) a request may still leave:
+// one held up longer passes the gate again, which notes it anew. It is
+// longer than a busy machine's usual scheduling delays, so that a request
+// passes the gate again only when it was held up for real.
+const departSlack = 10 * time.Millisecond
+
+// turnSlack is how far apart two keys' turns may be and still be taken as
+// one: a request holds a turn in one key at most that long while it
+// waits for another.
+const turnSlack = time.Millisecond
+
+// WaitTurns waits for a request's turn in every key of t, as Wait does for
+// one, and confirms its departure in each. It fails at once, claiming
+// nothing, when a turn would come after ctx's deadline or t.MaxWait, and
+// gives back every turn it holds when ctx ends or a Limiter fails. It holds
+// a turn in one key while it waits for another only as long as a
+// millisecond: it claims the turns in order; when one comes later than
+// that, it gives back those it holds, waits for that one alone, then
+// claims the others again. The departure gate is all or nothing: when a
+// key's Confirm holds the request back, the departures noted in the keys
+// before it are given back with their turns, so that a request never holds
+// a noted departure in one key while it waits for another.
+//
+// A request that reaches the end of the wait more than 10 ms after a
+// departure was noted for it (its goroutine held up after the gate)
+// passes the gate again, which notes its departure anew. The caller's
+// request must leave as soon as WaitTurns returns nil; a caller that has
+// steps of its own before it sends the request calls Leave last.
+func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 	if err := ctx.Err(); err != nil {
-		return Reservation{}, err
+		return Waited{Last: -1, Far: -1}, err
 	}
-	maxWait, cause := maxwait.Bound(ctx, r.MaxWait, ErrWaitTooLong)
-	r.MaxWait = maxWait
-	res, err := l.Reserve(ctx, r)
-	switch {
-	case err != nil:
-		return res, err
-	case !res.OK:
-		return res, maxwait.Exceeded(r.Key, res.Wait, cause)
-	case res.Wait == 0:
-		return res, nil
+	for i := range t.Reservations {
+		t.Reservations[i].OK = false
 	}
-	return sleep(ctx, r.Key, res, maxWait, cause)
+	return newTurnWait(ctx, l, t).run()
 }
 
-// sleep sleeps through res's wait, confirming the turn when it ends and
-// sleeping again while Confirm moves it; see Wait. Only a request that
-// waits comes here, so only such a request puts its reservation on the
-// heap, as Confirm and Cancel take its address through an interface.
-func sleep(ctx context.Context, key string, res Reservation, maxWait time.Duration, cause error) (Reservation, error) {
-	wait, waited := res.Wait, time.Duration(0)
-	var timer *time.Timer
-	for wait > 0 {
-		if maxWait > 0 && waited+wait > maxWait {
-			res.Wait = waited + wait
-			err := giveBack(ctx, &res, maxwait.Exceeded(key, res.Wait, cause))
-			return res, err
-		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-			defer timer.Stop()
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			err := giveBack(ctx, &res, ctx.Err())
-			return res, err
-		}
-		waited += wait
-		var err error
-		if wait, err = res.Confirm(ctx); err != nil {
-			err = giveBack(ctx, &res, err)
-			return res, err
-		}
+// Leave is the departure gate once more, for a request that WaitTurns let
+// go with t: called as the very last step before the request is sent, it
+// returns nil at once when the request leaves within 10 ms of the
+// departures noted for it, and otherwise passes the gate again, as
+// WaitTurns does, sleeping while a key holds it back. On failure it gives
+// back every turn, as WaitTurns does, and the request must not be sent.
+func Leave(ctx context.Context, l Limiter, t *Turns) error {
+	tw := turnWait{t: t}
+	if !tw.lateToLeave() {
+		return nil
 	}
-	res.Wait = waited
-	return res, nil
-}
-
-// giveBack cancels res, whose request will not be sent, and returns err.
-func giveBack(ctx context.Context, res *Reservation, err error) error {
-	if cerr := res.Cancel(context.WithoutCancel(ctx)); cerr != nil {
-		return fmt.Errorf("%w (and giving the turn back failed: %v)", err, cerr)
-	}
-	res.OK = false
+	_, err := newTurnWait(ctx, l, t).run()
 	return err
+}
+
+func newTurnWait(ctx context.Context, l Limiter, t *Turns) *turnWait {
+	tw := &turnWait{ctx: ctx, l: l, t: t, start: time.Now()}
+	tw.maxWait, tw.cause = maxwait.Bound(ctx, t.MaxWait, ErrWaitTooLong)
+	return tw
+}
+
+// run is the loop of WaitTurns: it claims the turns not held, sleeps until
+// the latest comes, and passes the departure gate, until every key lets
+// the request go.
+func (tw *turnWait) run() (w Waited, err error) {
+	w.Last, w.Far = -1, -1
+	t := tw.t
+	for {
+		due, err := tw.claim(&w)
+		if err != nil {
+			return w, tw.fail(err)
+		}
+		if d := time.Until(due); d > 0 {
+			if err := tw.sleep(d); err != nil {
+				w.Wait = due.Sub(tw.start)
+				return w, tw.fail(err)
+			}
+			w.Last = tw.latest()
+			w.Reason = t.Reservations[w.Last].Reason
+		}
+		if !tw.allHeld() {
+			continue
+		}
+		left, err := tw.depart()
+		if err != nil {
+			return w, tw.fail(err)
+		}
+		if !left || tw.lateToLeave() {
+			continue
+		}
+		w.Sent = time.Now()
+		if w.Last >= 0 {
+			w.Wait = w.Sent.Sub(tw.start)
+		}
+		for i := range t.Reservations {
+			w.Degraded = w.Degraded || t.Reservations[i].Degraded
+		}
+		return w, nil
+	}
+}
+
+// turnWait is one call of WaitTurns or Leave.
+type turnWait struct {
+	ctx     context.Context
+	l       Limiter
+	t       *Turns
+	start   time.Time
+	maxWait time.Duration
+	cause   error
+	timer   *time.Timer
+}
+
+// claim claims, in order, the turns not held, until one comes later than
+// turnSlack from now (it then gives back the others) or one already held
+// does. It returns when the latest turn held comes, and fails when that is
+// past maxWait.
+func (tw *turnWait) claim(w *Waited) (time.Time, error) {
+	res := tw.t.Reservations
+	now := time.Now()
+	for i := range res {
+		if res[i].OK {
+			continue
+		}
+		if last := tw.latest(); last >= 0 && res[last].Start.Sub(now) > turnSlack {
+			break // wait for that one first
+		}
+		if err := tw.reserve(i, now, w); err != nil {
+			return time.Time{}, err
+		}
+		if res[i].Wait > turnSlack && len(res) > 1 {
+			w.Far = i
+			if err := tw.giveBack(i); err != nil {
+				return time.Time{}, err
+			}
+			break
+		}
+	}
+	last := tw.latest()
+	due := res[last].Start
+	if late := due.Sub(tw.start); tw.maxWait > 0 && late > tw.maxWait {
+		// A gate moved a turn past maxWait: fail now, as a claim would.
+		w.Wait = late
+		return time.Time{}, maxwait.Exceeded(tw.t.Requests[last].Key, time.Until(due), tw.cause)
+	}
+	if tw.t.Claimed != nil && tw.allHeld() {
+		tw.t.Claimed()
+	}
+	return due, nil
+}
+
+// reserve claims turn i at now, within what is left of maxWait.
+//
+//go:noinline
+func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
+	r := tw.t.Requests[i]
+	r.MaxWait = 0
+	if tw.maxWait > 0 {
+		r.MaxWait = max(tw.maxWait-now.Sub(tw.start), 1)
+	}
+	res := &tw.t.Reservations[i]
+	var err error
+	if *res, err = tw.l.Reserve(tw.ctx, r); err != nil {
+		return err
+	}
+	if !res.OK {
+		w.Wait = now.Sub(tw.start) + res.Wait
+		return maxwait.Exceeded(r.Key, res.Wait, tw.cause)
+	}
+	if res.Start.IsZero() {
+		res.Start = now.Add(res.Wait)
+	}
+	return nil
+}
+
+// sleep sleeps for d, or until ctx ends.
+func (tw *turnWait) sleep(d time.Duration) error {
+	if tw.timer == nil {
+		tw.timer = time.NewTimer(d)
+	} else {
+		tw.timer.Reset(d)
+	}
+	select {
+	case <-tw.timer.C:
+		return nil
+	case <-tw.ctx.Done():
+		tw.timer.Stop()
+		return tw.ctx.Err()
+	}
+}
+
+// depart is the departure gate for every turn, in order: it reports
+// whether the request may leave now, every departure noted. When a
+// key's Confirm holds it back, the turns before it, whose departures it
+// noted, and those after it, are given back: the loop claims them again
+// once the turn held back comes.
+func (tw *turnWait) depart() (bool, error) {
+	res := tw.t.Reservations
+	for i := range res {
+		var rule *Rule
+		if tw.t.Rules != nil {
+			rule = tw.t.Rules.RuleNow(i)
+		}
+		now := time.Now()
+		more, err := res[i].Confirm(tw.ctx, rule)
+		if err != nil {
+			return false, err
+		}
+		if more > 0 {
+			res[i].Start = now.Add(more)
+			return false, tw.giveBack(i)
+		}
+		if now.Sub(res[i].Start) > departSlack {
+			// A Limiter that says no later departure than that noted it
+			// within the call: Confirm would not have let a departure
+			// noted so long before go.
+			res[i].Start = now
+		}
+	}
+	return true, nil
+}
+
+// lateToLeave reports whether the request, whose departure every key
+// noted, reaches this point later than departSlack after one of them (its
+// goroutine was held up after the gate: a lock handed on, a collection):
+// the gate then runs again, taking those departures back and noting them
+// anew, so that what the server sees keeps the gaps.
+func (tw *turnWait) lateToLeave() bool {
+	for i := range tw.t.Reservations {
+		if time.Since(tw.t.Reservations[i].Start) > departSlack {
+			return true
+		}
+	}
+	return false
+}
+
+// latest returns the index of the held turn that comes last; -1 if none
+// is held.
+func (tw *turnWait) latest() int {
+	res, last := tw.t.Reservations, -1
+	for i := range res {
+		if res[i].OK && (last < 0 || res[i].Start.After(res[last].Start)) {
+			last = i
+		}
+	}
+	return last
+}
+
+func (tw *turnWait) allHeld() bool {
+	for i := range tw.t.Reservations {
+		if !tw.t.Reservations[i].OK {
+			return false
+		}
+	}
+	return true
+}
+
+// fail gives back every turn held and returns err, saying so when giving
+// one back failed too.
+func (tw *turnWait) fail(err error) error {
+	if cerr := tw.giveBack(-1); cerr != nil {
+		return fmt.Errorf("%w (and %v)", err, cerr)
+	}
+	return err
+}
+
+// giveBack gives back every turn held but the one at keep (none if keep
+// is -1), and returns the first error a Cancel returned.
+func (tw *turnWait) giveBack(keep int) error {
+	var first error
+	for i := range tw.t.Reservations {
+		res := &tw.t.Reservations[i]
+		if i == keep || !res.OK {
+			continue
+		}
+		if err := res.Cancel(context.WithoutCancel(tw.ctx)); err != nil && first == nil {
+			first = fmt.Errorf("limiter: giving the turn back: %w", err)
+		}
+		res.OK = false
+	}
+	return first
 }

@@ -12,13 +12,18 @@
 // Limiter takes of the client's pool (half its connections), the calls
 // that come meanwhile wait for the first to be answered and then go
 // together in one pipeline; a lone call goes at once. (On a Cluster each
-// call goes alone, so that a failed node holds no call to another.) Where Redis has functions (7.0 and
-// later), the scripts are loaded once as a library and called by name
-// (FCALL); elsewhere, and for a Redis user without the right to load
-// functions, they run by their hash (EVALSHA). A request that had to wait pays one
-// more when its turn comes (limiter.Wait's Confirm), to tell Redis that it
-// starts and to learn whether a worker paused the domain meanwhile; if one
-// did, its turn is given back and the first one after the pause claimed.
+// call goes alone, so that a failed node holds no call to another.) Where
+// Redis has functions (7.0 and later), the scripts are loaded once as a
+// library and called by name (FCALL); elsewhere, and for a Redis user
+// without the right to load functions, they run by their hash (EVALSHA).
+// A request that had to wait pays one more when its turn comes (the
+// departure gate, limiter.Wait's Confirm), to tell Redis that it leaves
+// and to learn whether a worker paused the domain meanwhile; if one did,
+// its turn is given back and the first one after the pause claimed. A
+// request whose turn came at once pays one more only if it leaves more
+// than 2 ms after the reply: Redis noted its departure when it granted the
+// turn, and the confirm script then takes that back and notes it when it
+// really leaves.
 // A cancelled wait gives its turn back, as limiter.Memory does: every
 // cancelled turn that no later live turn follows. A domain's keys (prefix
 // + "{domain}:state"; prefix + "{domain}:starts", the history of starts

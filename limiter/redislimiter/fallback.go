@@ -39,8 +39,8 @@ type fallbackTurn struct {
 
 // Confirm implements limiter.Turn: the Memory's Confirm, and
 // when it lets the start go, the handoff learns that it goes now.
-func (t *fallbackTurn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
-	wait, err := t.Turn.Confirm(ctx, res)
+func (t *fallbackTurn) Confirm(ctx context.Context, res *limiter.Reservation, rule *limiter.Rule) (time.Duration, error) {
+	wait, err := t.Turn.Confirm(ctx, res, rule)
 	if err == nil && wait == 0 {
 		t.h.started(t.key, &t.rule, t.planned, time.Now(), true)
 	}

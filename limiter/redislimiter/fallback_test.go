@@ -268,7 +268,7 @@ func TestFailClosedFails(t *testing.T) {
 	assert.False(t, res.OK)
 	_, err = l.Reserve(ctx, req) // while down: at once, without asking Redis
 	require.ErrorIs(t, err, ErrUnavailable)
-	_, err = ok.Confirm(ctx)
+	_, err = ok.Confirm(ctx, nil)
 	require.ErrorIs(t, err, ErrUnavailable)
 	require.ErrorIs(t, ok.Cancel(ctx), ErrUnavailable)
 	_, err = l.State(ctx, req)

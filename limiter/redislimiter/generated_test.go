@@ -23,7 +23,7 @@ var (
 // TestGeneratedScriptsMatchMemory drives limiter.Memory as limiter.Wait
 // does, at random (random rules; reservations, some with a longest wait;
 // wake-ups on time or late, confirming and waiting again while Confirm
-// moves the turn; cancels in any order; 429s with a Retry-After; state
+// moves the turn; turns that come at once but whose requests leave late; cancels in any order; 429s with a Retry-After; state
 // reads; once, a quota list that loses a quota; the key's state lost,
 // while no turn waits; each reservation and state read told of the latest
 // start, as a Transport tells it), then replays every step
@@ -124,10 +124,36 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			if rng.IntN(4) == 0 {
 				maxWait = time.Duration(1+rng.Int64N(2_000_000)) * time.Microsecond
 			}
-			o := do(step{at: now, op: "reserve", maxWait: maxWait, rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast})
+			leavesLate := rng.IntN(4) == 0
+			o := do(step{at: now, op: "reserve", maxWait: maxWait, rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast,
+				leavesLate: leavesLate})
 			switch {
 			case o.res.OK && o.wait > 0:
 				callers = append(callers, &caller{turn: len(steps) - 1, wake: now + o.wait + late(), waited: o.wait, maxWait: maxWait})
+			case o.res.OK && leavesLate:
+				// Its turn came at once, but its request leaves later,
+				// before any other request leaves: the scripts noted its
+				// departure when they granted it, and take it back only
+				// while it is the latest noted (a later one would keep both,
+				// which is stricter than Memory, which notes it only when it
+				// leaves).
+				soonest := now + 200*time.Millisecond
+				for _, c := range callers {
+					soonest = min(soonest, c.wake)
+				}
+				// It leaves later than Memory's slack (10 ms), within which
+				// Memory keeps the departure it noted, or at once.
+				at := now
+				if least := now + 10*time.Millisecond + time.Microsecond; soonest > least+time.Microsecond {
+					at = least + time.Duration(rng.Int64N(int64((soonest-least)/time.Microsecond)))*time.Microsecond
+				}
+				turn := len(steps) - 1
+				now = at
+				if more := do(step{at: now, op: "confirm", turn: turn}).more; more > 0 {
+					callers = append(callers, &caller{turn: turn, wake: now + more, waited: more})
+				} else {
+					last.lastStart, last.knowsLast = now, true
+				}
 			case o.res.OK:
 				last.lastStart, last.knowsLast = now, true
 			}
@@ -162,6 +188,9 @@ func describeSteps(steps []step) string {
 		case "reserve":
 			if s.maxWait > 0 {
 				fmt.Fprintf(&b, " max wait %v", s.maxWait)
+			}
+			if s.leavesLate {
+				b.WriteString(" leaves late")
 			}
 		case "cancel", "confirm":
 			fmt.Fprintf(&b, " turn %d", s.turn)

@@ -90,6 +90,10 @@ type step struct {
 	// knowsLast says it knows one (limiter.Request's LastStart).
 	lastStart time.Duration
 	knowsLast bool
+	// For "reserve": a turn that comes at once leaves at once (Memory
+	// confirms it then; the scripts noted it then) unless leavesLate says
+	// that a later "confirm" step is its departure.
+	leavesLate bool
 }
 
 // tolerance covers rounding to microseconds in Redis against nanoseconds
@@ -153,6 +157,12 @@ func TestScriptsMatchMemory(t *testing.T) {
 		{"late start with min delay and quota", limiter.Rule{Rate: 10, Burst: 2, MinDelay: 100 * ms, Quotas: []config.Quota{{Requests: 3, Window: time.Second}}}, []step{
 			reserve(0), reserve(0), reserve(0), confirm(180*ms, 1), confirm(200*ms, 2), state(250 * ms),
 			confirm(290*ms, 2), state(300 * ms), reserve(300 * ms), reserve(300 * ms),
+		}},
+		{"a turn that came at once leaves late", limiter.Rule{Rate: 10, Burst: 1, MinDelay: 100 * ms, Quotas: []config.Quota{{Requests: 5, Window: time.Second}}}, []step{
+			{at: 0, op: "reserve", leavesLate: true}, reserve(50 * ms), confirm(250*ms, 0), confirm(260*ms, 1), state(270 * ms),
+			confirm(350*ms, 1), state(360 * ms), reserve(360 * ms), confirm(450*ms, 7), state(600 * ms),
+			{at: 600 * ms, op: "reserve", leavesLate: true}, reserve(610 * ms), confirm(800*ms, 10), confirm(810*ms, 11),
+			confirm(900*ms, 11), reserve(900 * ms), state(910 * ms),
 		}},
 		{"late start after one that went at once", limiter.Rule{MinDelay: 100 * ms}, []step{
 			reserve(0), reserve(0), reserve(250 * ms), confirm(300*ms, 1), state(310 * ms), confirm(350*ms, 1), reserve(350 * ms),
@@ -294,10 +304,16 @@ func (r *memoryRun) do(s step) *memoryStep {
 	case "reserve":
 		o.res = r.m.ReserveAt(req, now)
 		o.wait, o.reason = o.res.Wait, o.res.Reason
+		if o.res.OK && o.wait == 0 && !s.leavesLate {
+			// It leaves at once: the departure gate, at the same time.
+			more, err := o.res.Confirm(context.Background(), nil)
+			require.NoError(r.t, err)
+			require.Zero(r.t, more, "a turn that comes at once may leave")
+		}
 	case "cancel":
 		require.NoError(r.t, r.out[s.turn].res.Cancel(context.Background()))
 	case "confirm":
-		more, err := r.out[s.turn].res.Confirm(context.Background())
+		more, err := r.out[s.turn].res.Confirm(context.Background(), nil)
 		require.NoError(r.t, err)
 		o.more = more
 	case "pause":

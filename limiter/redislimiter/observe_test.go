@@ -19,7 +19,7 @@ func confirmAll(t *testing.T, f *fakeClock, res *limiter.Reservation, now time.D
 	t.Helper()
 	for range 10 {
 		f.at(t, now)
-		more, err := res.Confirm(context.Background())
+		more, err := res.Confirm(context.Background(), nil)
 		require.NoError(t, err)
 		if more == 0 {
 			return now
@@ -51,7 +51,7 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 		f.at(t, 1500*ms)
 		require.NoError(t, f.pause(ctx, r.Key, 3*time.Second)) // another worker's, until 4.5s
 		f.at(t, 2*time.Second)
-		more, err := third.Confirm(ctx)
+		more, err := third.Confirm(ctx, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 2500*ms, more, "the turn moves after the pause")
 		assert.Equal(t, limiter.Reason("shared"), third.Reason)
@@ -97,7 +97,7 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 	}
 	srv.Kill()
 
-	more, err := second.Confirm(ctx)
+	more, err := second.Confirm(ctx, nil)
 	require.NoError(t, err)
 	assert.Zero(t, more, "the turn Redis gave stands")
 	assert.False(t, second.Degraded)
@@ -105,7 +105,7 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 	added, err := l.Observe(ctx, r, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Second, added)
-	more, err = third.Confirm(ctx)
+	more, err = third.Confirm(ctx, nil)
 	require.NoError(t, err)
 	assert.Greater(t, more, 4*time.Second, "but not inside this process's own pause")
 	assert.True(t, third.Degraded, "the fallback holds the new turn")

@@ -56,7 +56,7 @@ func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep fun
 	for wait := res.Wait; wait > 0; {
 		sleep(wait)
 		began = time.Now()
-		if wait, err = res.Confirm(ctx); err != nil {
+		if wait, err = res.Confirm(ctx, nil); err != nil {
 			return span{}, err
 		}
 		if wait > 0 {

@@ -144,7 +144,9 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	}
 	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
 	if got.ok {
-		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start}
+		res.Start = time.Now().Add(got.wait)
+		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start,
+			begun: got.wait == 0, granted: res.Start}
 		if l.handoff != nil {
 			l.handoff.note(r.Key, &paced, time.Now().Add(got.wait), false)
 		}

@@ -40,7 +40,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	// b's went at 500ms, 50ms after a's.
 	assert.Equal(t, 450*ms, confirmAll(t, a, first, 450*ms))
 	b.at(t, 500*ms)
-	more, err := second.Confirm(ctx)
+	more, err := second.Confirm(ctx, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 200*ms, more, "b's turn waits 250ms after a's late start")
 	assert.Equal(t, 700*ms, confirmAll(t, b, second, 700*ms))
@@ -57,7 +57,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	fourth := reserve(b, 950*ms+slip/2)
 	assert.Equal(t, 250*ms-slip/2, fourth.Wait, "the plan did not move")
 	b.at(t, 1200*ms)
-	more, err = fourth.Confirm(ctx)
+	more, err = fourth.Confirm(ctx, nil)
 	require.NoError(t, err)
 	assert.Zero(t, more, "a wait of up to slip is not made")
 

@@ -20,7 +20,20 @@ type turn struct {
 	id    uint64        // the state's epoch above the reservation's number below
 	start int64         // on Redis's clock, in microseconds
 	given bool          // given back already: a new turn, or none, replaced it
+	// begun is true when the reserve script noted the turn's departure
+	// at once (it granted no wait), at granted on this process's clock:
+	// Confirm then calls Redis only if the request leaves later than
+	// departSlack after it.
+	begun   bool
+	granted time.Time
 }
+
+// departSlack is how much later than its granted start a request whose
+// turn came at once may leave without telling Redis: the reserve script
+// noted its departure then, and a request that leaves within it costs no
+// second round trip. One that leaves later tells Redis when it really
+// left (the confirm script), which moves the turns after it.
+const departSlack = 2 * time.Millisecond
 
 var _ limiter.Turn = (*turn)(nil)
 
@@ -70,7 +83,18 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 // of a pause in force: then the fallback claims the turn after it. When
 // a turn Redis granted goes, this process's own pace learns that it goes
 // now.
-func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation) (time.Duration, error) {
+//
+// Confirm is the departure gate (limiter.Turn): rule, when not nil, is the
+// rule in force now, which the turn is checked under. A turn the reserve
+// script began at once, whose request leaves within departSlack of it,
+// needs no round trip: Confirm returns 0 at once.
+func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation, rule *limiter.Rule) (time.Duration, error) {
+	if rule != nil {
+		t.rule = rule
+	}
+	if t.begun && time.Since(t.granted) <= departSlack {
+		return 0, nil
+	}
 	wait, err := t.confirmOrFallBack(ctx, res)
 	if _, shared := res.Turn.(*turn); shared && err == nil && wait == 0 && t.l.handoff != nil {
 		now := time.Now()

@@ -12,6 +12,9 @@
 --   - {0, 0, 0} otherwise, and the start is noted. A start later than
 --     planned by more than slip moves the plan as keyState.slip does: its
 --     quota slots to now, and the turns claimed after it follow from now.
+-- A turn that reserve began at once, whose request leaves late, is the
+-- departure gate's too: its departure, when no later one was noted, is
+-- taken back and noted at now.
 -- A domain gone, or of another epoch, has nothing to keep apart from:
 -- {0, 0, 0}, noting nothing. Waits the starts made ask for of up to slip
 -- are not made (so that a start that is late by the usual round trip does
@@ -25,6 +28,13 @@ if not found or s.epoch ~= epoch then
   return {0, 0, 0}
 end
 trim(s, rule, now)
+local begun = find(s, serial)
+if begun and s.turns[begun][STARTED] and s.turns[begun][MADE] == s.made then
+  -- Begun at once by reserve, its request leaves late: its departure is
+  -- noted anew at the gate, now, as limiter.Memory notes it only there.
+  local turn = s.turns[begun]
+  s.sent, s.sent_tokens, s.made, turn[STARTED] = turn[SENT], turn[SENT_TOKENS], s.made - 1, nil
+end
 if s.paused_until > now then
   return {s.paused_until - now, 0, 1}
 end

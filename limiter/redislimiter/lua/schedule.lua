@@ -190,13 +190,18 @@ end
 
 -- keep adds turn, the latest, claimed at now, to the turns a cancel may
 -- give back. It forgets the turns that no cancel can give back any more:
--- those a started turn follows, and those whose time has come.
+-- those a started turn follows, and those whose time has come; but the
+-- started turn whose departure is the latest noted stays, so that confirm
+-- can take that departure back when its request leaves late.
 local function keep(s, turn, now)
   local turns = s.turns
-  local first = 1
+  local first, latest = 1, nil
   for j = #turns, 1, -1 do
     if turns[j][STARTED] then
       first = j + 1
+      if turns[j][MADE] == s.made then
+        latest = turns[j]
+      end
       break
     end
   end
@@ -204,6 +209,10 @@ local function keep(s, turn, now)
     first = first + 1
   end
   local kept = 0
+  if latest then
+    kept = 1
+    turns[1] = latest -- it stood before first, so nothing still to copy is lost
+  end
   for j = first, #turns do
     kept = kept + 1
     turns[kept] = turns[j]

@@ -1,0 +1,120 @@
+package polite
+
+import (
+	"context"
+	"time"
+
+	"github.com/polite-go/polite/internal/ticket"
+	"github.com/polite-go/polite/limiter"
+)
+
+// waited is how a request's wait through its scopes went.
+type waited struct {
+	sent     time.Time
+	wait     time.Duration
+	scope    string         // the scope whose turn came last; empty if none made it wait
+	reason   limiter.Reason // the rule that made it wait there
+	degraded bool
+	turns    *requestTurns // for the gate's last check before the base; nil if unpaced
+}
+
+// leave is the departure gate's last check, immediately before the base:
+// a request held up since the wait passes the gate again (limiter.Leave).
+func (t *Transport) leave(ctx context.Context, w *waited) error {
+	if w.turns == nil {
+		return nil
+	}
+	if err := limiter.Leave(ctx, t.limiter, &w.turns.turns); err != nil {
+		return t.waitError(ctx, w.turns.d, time.Now(), err)
+	}
+	return nil
+}
+
+// requestTurns is a request's turns in its domain and the scopes it
+// holds, for limiter.WaitTurns, with what the departure gate needs to read
+// the limits in force when the request leaves. Its arrays hold one turn,
+// the common case; a request with more takes slices.
+type requestTurns struct {
+	t      *Transport
+	d      *domain
+	held   claims
+	turns  limiter.Turns
+	scopes []string
+	holds  []int // the index in held of each turn's scope; -1 for the domain
+	req    [1]limiter.Request
+	res    [1]limiter.Reservation
+	scope  [1]string
+	hold   [1]int
+}
+
+// wait waits for the turn of a request to d in its domain and in the
+// scopes it holds, and confirms its departure in each as its last step:
+// the request must be sent as soon as wait returns.
+func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
+	unpaced := d.unpaced(p)
+	if unpaced && len(held) == 0 {
+		return waited{sent: time.Now()}, nil
+	}
+	rt := t.newRequestTurns(d, p, held, unpaced, tk)
+	begun := time.Now()
+	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
+	if lw.Far >= 0 {
+		t.scopes.waitedFor(rt.scopes[lw.Far])
+	}
+	if err != nil {
+		return waited{}, t.waitError(ctx, d, begun.Add(lw.Wait), err)
+	}
+	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded, turns: rt}
+	if lw.Last >= 0 {
+		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
+	}
+	return w, nil
+}
+
+// newRequestTurns returns the turns of a request to d under p in its
+// domain, unless it goes unpaced there, and in the scopes it holds. It is
+// a function of its own so that the frame a request sleeps under stays
+// small.
+//
+//go:noinline
+func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
+	rt := &requestTurns{t: t, d: d, held: held}
+	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
+	if n := len(held); unpaced && n == 1 || !unpaced && n == 0 {
+		rt.turns.Requests, rt.turns.Reservations, rt.scopes, rt.holds = rt.req[:0], rt.res[:], rt.scope[:0], rt.hold[:0]
+	} else {
+		if !unpaced {
+			n++
+		}
+		rt.turns.Requests, rt.turns.Reservations = make([]limiter.Request, 0, n), make([]limiter.Reservation, n)
+		rt.scopes, rt.holds = make([]string, 0, n), make([]int, 0, n)
+	}
+	if !unpaced {
+		rt.add(scopeDomain, d.request(p), -1)
+	}
+	for i, h := range held {
+		rt.add(h.s.name, h.s.request(&h.p.rule), i)
+	}
+	t.scopes.order(rt.turns.Requests, rt.scopes, rt.holds)
+	if tk != nil {
+		rt.turns.Claimed = tk.Claimed
+	}
+	return rt
+}
+
+// add adds a turn: req in scope, held[hold] (-1 for the domain).
+func (rt *requestTurns) add(scope string, req limiter.Request, hold int) {
+	rt.turns.Requests = append(rt.turns.Requests, req)
+	rt.scopes, rt.holds = append(rt.scopes, scope), append(rt.holds, hold)
+}
+
+// RuleNow implements limiter.RulesNow: the rule in force now for turn i,
+// which the departure gate checks it under.
+func (rt *requestTurns) RuleNow(i int) *limiter.Rule {
+	t := rt.t
+	if h := rt.holds[i]; h >= 0 {
+		s := rt.held[h].s
+		return &t.currentPace(&s.pace, s.name, s.key).rule
+	}
+	return &t.currentPace(&rt.d.pace, scopeDomain, rt.d.key).rule
+}
