@@ -66,7 +66,7 @@ func newFakeClock(t *testing.T, srv *redistest.Server) *fakeClock {
 func newFakeClockOf(t *testing.T, srv *redistest.Server, clock string) *fakeClock {
 	t.Helper()
 	client := newClient(t, srv)
-	l, err := newLimiter(client, clock, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
+	l, err := newLimiter(client, clock, WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return &fakeClock{Limiter: l, client: client, epoch: 1_700_000_000_000_000}

@@ -14,7 +14,7 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// ErrUnavailable is wrapped by the errors of a FailClosed Limiter while
+// ErrUnavailable is wrapped by the errors of a Limiter made WithFailClosed while
 // Redis does not answer.
 var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 
@@ -53,31 +53,32 @@ var _ limiter.Limiter = (*Limiter)(nil)
 // reaches. It does not wait for Redis: a worker starts even while Redis is
 // down, pacing on its own until Redis answers. It loads the scripts into
 // Redis in the background (into every node of a Cluster), so that the
-// first requests do not wait for that. A Prefix with a hash tag, which
-// would put every domain in one Cluster slot, is refused.
-func New(client redis.UniversalClient, o Options) (*Limiter, error) {
-	return newLimiter(client, redisClock, o)
+// first requests do not wait for that. A prefix with a hash tag, which
+// would put every domain in one Cluster slot, is refused, as is a negative
+// duration.
+func New(client redis.UniversalClient, opts ...Option) (*Limiter, error) {
+	return newLimiter(client, redisClock, opts...)
 }
 
 // newLimiter is New with the scripts' clock as Lua source.
-func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter, error) {
+func newLimiter(client redis.UniversalClient, clock string, opts ...Option) (*Limiter, error) {
 	if client == nil {
 		return nil, errors.New("redislimiter: client is nil")
 	}
-	o, mode, err := o.resolved()
+	o, mode, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
 	l := &Limiter{
 		client:    client,
 		direct:    honorsDeadlines(client),
-		prefix:    o.Prefix,
-		timeout:   o.Timeout,
-		probe:     o.ProbeInterval,
+		prefix:    o.prefix,
+		timeout:   o.timeout,
+		probe:     o.probeInterval,
 		mode:      mode,
-		logger:    o.Logger,
+		logger:    o.logger,
 		scripts:   newScripts(clock),
-		deadlines: newDeadlines(o.Timeout),
+		deadlines: newDeadlines(o.timeout),
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
 		guard:     newPoolGuard(client),
@@ -96,7 +97,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // r.MaxWait, or 400 days whatever r.MaxWait (a rule that
 // config.Limit.Validate refuses can ask for more). While Redis does not
 // answer it reserves as the failure mode says: in this process by default,
-// at once with FailOpen, and not at all with FailClosed (an error wrapping
+// at once with WithFailOpen, and not at all with WithFailClosed (an error wrapping
 // ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	var res limiter.Reservation
@@ -228,8 +229,8 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error 
 
 // State implements limiter.Limiter: the shared state of r.Key, with the
 // gap this process learned. While Redis does not answer it reports this
-// process's state by default, an unpaced key with FailOpen, and an error
-// wrapping ErrUnavailable with FailClosed.
+// process's state by default, an unpaced key with WithFailOpen, and an error
+// wrapping ErrUnavailable with WithFailClosed.
 func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, error) {
 	local, err := l.local.State(ctx, r)
 	if err != nil {

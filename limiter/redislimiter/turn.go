@@ -26,7 +26,7 @@ var _ limiter.Turn = (*turn)(nil)
 
 // Cancel implements limiter.Turn with the cancel script. While Redis does
 // not answer, the turn cannot be given back; Cancel then returns nil, or
-// an error wrapping ErrUnavailable with FailClosed.
+// an error wrapping ErrUnavailable with WithFailClosed.
 func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 	l := t.l
 	switch {
@@ -66,7 +66,7 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 // returns how long. Otherwise Redis records the start, and one later than
 // planned (by more than slip) moves the turns claimed after it, as
 // limiter.Memory does. While Redis does not answer, the turn stands
-// (FailClosed: an error wrapping ErrUnavailable) unless this process knows
+// (WithFailClosed: an error wrapping ErrUnavailable) unless this process knows
 // of a pause in force: then the fallback claims the turn after it. When
 // a turn Redis granted goes, this process's own pace learns that it goes
 // now.
