@@ -16,7 +16,7 @@ func ConfirmAt(res *Reservation, now time.Time) time.Duration {
 	sh := (*shard)(res.Turn.(*memoryTurn))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return sh.confirmLocked(res, sh.m.nanos(now), randJitter(res.rule))
+	return sh.confirmLocked(res, sh.m.nanos(now), sh.m.jitter(res.rule))
 }
 
 // Len reports how many keys m tracks.
