@@ -136,7 +136,8 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			do(step{at: now, op: "cancel", turn: callers[i].turn})
 			callers = slices.Delete(callers, i, i+1)
 		case op < 13:
-			do(step{at: now, op: "pause", pause: time.Duration(1+rng.Int64N(1_000_000)) * time.Microsecond, rule: changed})
+			do(step{at: now, op: "pause", pause: time.Duration(1+rng.Int64N(1_000_000)) * time.Microsecond, rule: changed,
+				lastStart: last.lastStart, knowsLast: last.knowsLast})
 		case op < 16:
 			do(step{at: now, op: "state", rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast})
 		case op == 16 && changed == nil && len(callers) == 0 && len(rule.Quotas) > 0:

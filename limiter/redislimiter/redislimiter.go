@@ -151,7 +151,7 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	}
 	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
 	if got.ok {
-		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start}
+		res.Turn = &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start}
 		if l.handoff != nil {
 			l.handoff.note(r.Key, &paced, l.now().Add(got.wait), false)
 		}

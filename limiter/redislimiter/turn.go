@@ -16,7 +16,6 @@ type turn struct {
 	l     *Limiter
 	key   string
 	rule  *limiter.Rule // the caller's, without the gap this process learned
-	gap   time.Duration // the learned min delay the turn was claimed with, where longer than the rule's
 	id    uint64        // the state's epoch above the reservation's number below
 	start int64         // on Redis's clock, in microseconds
 	given bool          // given back already: a new turn, or none, replaced it
@@ -116,7 +115,9 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
 	l := t.l
 	paced := *t.rule
-	paced.MinDelay = max(t.rule.MinDelay, t.gap)
+	// The gap the server asks for now: a Crawl-delay or an adaptive gap
+	// learned while the turn waited holds at its start, as in limiter.Memory.
+	paced.MinDelay = l.local.StateAt(limiter.Request{Key: t.key, Rule: t.rule}, l.now()).MinDelay
 	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
 	v, err := l.run(ctx, &l.scripts.confirm, l.keys(t.key), args)
 	if err != nil {
