@@ -56,7 +56,7 @@ func BenchmarkPermits(b *testing.B) {
 		}
 		return err
 	}
-	l, err := redislimiter.New(client, redislimiter.Options{Logger: slog.New(slog.DiscardHandler)})
+	l, err := redislimiter.New(client, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		b.Fatal(err)
 	}

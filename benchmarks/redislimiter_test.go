@@ -114,7 +114,7 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 	ctx := context.Background()
 	req := limiter.Request{Key: "bench.example", Rule: &limiter.Rule{Rate: 1e6, Burst: 1000}}
 	reserveWith := func(client redis.UniversalClient) func(*testing.B) {
-		l, err := redislimiter.New(client, redislimiter.Options{Logger: slog.New(slog.DiscardHandler)})
+		l, err := redislimiter.New(client, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func redisInfo(b *testing.B, admin *redis.Client, section string) map[string]str
 // BenchmarkHandoff measures what the outage handoff adds to a reservation
 // through Redis while Redis answers: the default Limiter, which looks up
 // whether its fallback paced the domain and counts each start it is
-// granted, against a FailOpen one, which keeps no handoff, on the same
+// granted, against one WithFailOpen, which keeps no handoff, on the same
 // Redis, over one domain and over 10,000. They run by turns of a hundred
 // parallel operations each, as in BenchmarkReserveAlternating, and it
 // reports each one's time per operation and handoff/none, the median of
@@ -252,9 +252,9 @@ func BenchmarkHandoff(b *testing.B) {
 		for i := range names {
 			names[i] = "d" + strconv.Itoa(i) + ".example"
 		}
-		reserveWith := func(o redislimiter.Options) func(*testing.B) {
-			o.Logger = slog.New(slog.DiscardHandler)
-			l, err := redislimiter.New(client, o)
+		reserveWith := func(opts ...redislimiter.Option) func(*testing.B) {
+			opts = append(opts, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
+			l, err := redislimiter.New(client, opts...)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -267,7 +267,7 @@ func BenchmarkHandoff(b *testing.B) {
 				}
 			}
 		}
-		handoff, none := reserveWith(redislimiter.Options{}), reserveWith(redislimiter.Options{FailOpen: true})
+		handoff, none := reserveWith(), reserveWith(redislimiter.WithFailOpen())
 		timeOps(b, handoff, 2*keys, true) // loads the script, makes the connections, meets every domain
 		timeOps(b, none, 2*keys, true)
 		b.Run("keys="+strconv.Itoa(keys), func(b *testing.B) {

@@ -23,7 +23,7 @@ func ConfirmRuleAt(res *Reservation, rule *Rule, now time.Time) time.Duration {
 	sh := (*shard)(res.Turn.(*memoryTurn))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	return sh.confirmLocked(res, rule, sh.m.nanos(now), randJitter(rule))
+	return sh.confirmLocked(res, rule, sh.m.nanos(now), sh.m.jitter(rule))
 }
 
 // Len reports how many keys m tracks.

@@ -3,7 +3,6 @@ package limiter
 import (
 	"context"
 	"hash/maphash"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +30,8 @@ type Memory struct {
 	seed    maphash.Seed
 	shards  [shards]shard
 	persist *store // set by Persist
+
+	drawJitter func(bound time.Duration) time.Duration // set by SetJitterSource; nil: at random
 }
 
 // shard holds the keys whose hash falls in it, under its lock, so that
@@ -67,7 +68,7 @@ func (m *Memory) shard(key string) *shard {
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
-	jitter := randJitter(r.EffectiveRule())
+	jitter := m.jitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -77,7 +78,7 @@ func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err err
 
 // ReserveAt is Reserve at time now.
 func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
-	jitter := randJitter(r.EffectiveRule())
+	jitter := m.jitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -91,13 +92,6 @@ func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter t
 	s.reserve(now, rule, jitter, r.MaxWait, res)
 	res.Turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
 	res.Start = sh.m.epoch.Add(time.Duration(res.at))
-}
-
-func randJitter(rule *Rule) time.Duration {
-	if rule.Jitter > 0 {
-		return rand.N(rule.Jitter)
-	}
-	return 0
 }
 
 // Observe implements Limiter on the current time.
@@ -180,7 +174,7 @@ func (t *memoryTurn) Confirm(_ context.Context, res *Reservation, rule *Rule) (t
 	if rule == nil {
 		rule = res.rule
 	}
-	jitter := randJitter(rule)
+	jitter := sh.m.jitter(rule)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return sh.confirmLocked(res, rule, sh.m.sinceEpoch(), jitter), nil

@@ -3,6 +3,7 @@ package metrics
 
 import (
 	"cmp"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
@@ -16,14 +17,18 @@ import (
 )
 
 // otherDomain is the domain label of the series that sum the domains left
-// out by NewCollector's maxDomains.
+// out by WithMaxDomains.
 const otherDomain = "other"
 
 // NewCollector returns a Prometheus collector of t's per-domain stats,
 // read from t.AllStats at every scrape, so it adds nothing to the requests'
 // path. Register it once:
 //
-//	prometheus.MustRegister(metrics.NewCollector(t, 0))
+//	c, err := metrics.NewCollector(t)
+//	if err != nil {
+//		return err
+//	}
+//	prometheus.MustRegister(c)
 //
 // Every metric but polite_domains has a "domain" label; responses also
 // have a "class" label ("2xx" ... "5xx", "other"), and polite_paused a
@@ -57,19 +62,18 @@ const otherDomain = "other"
 // the Transport forgets loses its series, and its counters restart from 0
 // if it comes back, as a restarted process's would.
 //
-// For a crawl over many domains, cap the series with maxDomains: when
-// positive, at most maxDomains domains get series of their own. Free
-// places go to the busiest domains (by requests sent) at the scrape that
-// finds them free, and a domain keeps its place for as long as the
-// Transport tracks it, so that its series do not come and go. Every other
-// domain is summed into the series with domain="other", whose counters
-// keep growing (the counts of a domain that leaves "other" stay in it),
-// whose in-flight gauge is their sum, and whose paused gauges are how many
-// of them are paused, by reason. 0 means no cap.
+// For a crawl over many domains, cap the series with WithMaxDomains.
 //
 // The collector is safe for concurrent use.
-func NewCollector(t *polite.Transport, maxDomains int) prometheus.Collector {
-	return &collector{t: t, now: time.Now, maxDomains: maxDomains}
+func NewCollector(t *polite.Transport, opts ...Option) (prometheus.Collector, error) {
+	if t == nil {
+		return nil, errors.New("metrics: NewCollector: Transport is nil")
+	}
+	o, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &collector{t: t, now: time.Now, maxDomains: o.maxDomains}, nil
 }
 
 // collector implements prometheus.Collector over a Transport.

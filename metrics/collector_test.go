@@ -36,6 +36,22 @@ func (statusByHost) RoundTrip(req *http.Request) (*http.Response, error) {
 
 var fast = config.Limit{RequestsPerSecond: 1000, Burst: 1000}
 
+// newCollector returns NewCollector(tr, opts...), failing t if that fails.
+func newCollector(t *testing.T, tr *polite.Transport, opts ...metrics.Option) prometheus.Collector {
+	t.Helper()
+	c, err := metrics.NewCollector(tr, opts...)
+	require.NoError(t, err)
+	return c
+}
+
+func TestNewCollectorRejectsBadOptions(t *testing.T) {
+	tr, _ := newTransport(t)
+	_, err := metrics.NewCollector(tr, metrics.WithMaxDomains(-1))
+	require.EqualError(t, err, "metrics: WithMaxDomains: must not be negative, got -1")
+	_, err = metrics.NewCollector(nil)
+	require.EqualError(t, err, "metrics: NewCollector: Transport is nil")
+}
+
 func newTransport(t *testing.T, opts ...polite.Option) (*polite.Transport, *limiter.Memory) {
 	t.Helper()
 	mem := limiter.NewMemory()
@@ -144,7 +160,7 @@ func TestCollectorMatchesStats(t *testing.T) {
 
 	all := tr.AllStats()
 	require.Len(t, all, 6)
-	families := gather(t, metrics.NewCollector(tr, 0))
+	families := gather(t, newCollector(t, tr))
 	now := time.Now()
 
 	got, ok := value(families, "polite_domains", nil)
@@ -188,7 +204,7 @@ func TestCollectorMatchesStats(t *testing.T) {
 
 func TestCollectorCountsSeries(t *testing.T) {
 	tr, _ := newTransport(t)
-	c := metrics.NewCollector(tr, 0)
+	c := newCollector(t, tr)
 	assert.Equal(t, 1, testutil.CollectAndCount(c), "only polite_domains before any request")
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false)
@@ -199,7 +215,7 @@ func TestCollectorCountsSeries(t *testing.T) {
 func TestCollectorLint(t *testing.T) {
 	tr, _ := newTransport(t)
 	get(t, tr, "http://a.test/", false)
-	problems, err := testutil.CollectAndLint(metrics.NewCollector(tr, 0))
+	problems, err := testutil.CollectAndLint(newCollector(t, tr))
 	require.NoError(t, err)
 	assert.Empty(t, problems)
 }
@@ -221,7 +237,7 @@ func TestCollectorCountsDisallowed(t *testing.T) {
 	_, err = tr.RoundTrip(req)
 	require.ErrorIs(t, err, polite.ErrDisallowed)
 
-	families := gather(t, metrics.NewCollector(tr, 0))
+	families := gather(t, newCollector(t, tr))
 	for name, want := range map[string]float64{
 		"polite_requests_disallowed_total": 1,
 		"polite_requests_total":            0, // robots.txt is counted apart
@@ -248,7 +264,7 @@ func TestCollectorInvalidUTF8Domain(t *testing.T) {
 	for host := range keys {
 		get(t, tr, "http://"+host+"/", false)
 	}
-	families := gather(t, metrics.NewCollector(tr, 0))
+	families := gather(t, newCollector(t, tr))
 	for _, domain := range []string{`"bad\xff"`, `"bad\xfe"`, "good"} {
 		got, ok := value(families, "polite_requests_total", map[string]string{"domain": domain})
 		require.True(t, ok, domain)
@@ -263,7 +279,7 @@ func TestMaxDomains(t *testing.T) {
 			get(t, tr, "http://"+domain+"/", false)
 		}
 	}
-	c := metrics.NewCollector(tr, 2)
+	c := newCollector(t, tr, metrics.WithMaxDomains(2))
 	families := gather(t, c)
 	assert.Equal(t, 3, testutil.CollectAndCount(c, "polite_requests_total"), "two domains and other")
 	for domain, want := range map[string]float64{"a.test": 5, "b.test": 4, "other": 3 + 2 + 1} {
@@ -283,7 +299,7 @@ func TestMaxDomains(t *testing.T) {
 // bounded.
 func TestMaxDomainsStaysMonotonic(t *testing.T) {
 	tr, _ := newTransport(t, polite.WithMaxDomains(4))
-	c := metrics.NewCollector(tr, 1)
+	c := newCollector(t, tr, metrics.WithMaxDomains(1))
 	get(t, tr, "http://keep.test/", false)
 	get(t, tr, "http://keep.test/", false)
 	var last float64
@@ -310,8 +326,8 @@ func TestMaxDomainsNoCap(t *testing.T) {
 	for i := range 5 {
 		get(t, tr, fmt.Sprintf("http://d%d.test/", i), false)
 	}
-	for _, n := range []int{0, -1, 5, 100} {
-		c := metrics.NewCollector(tr, n)
+	for _, n := range []int{0, 5, 100} {
+		c := newCollector(t, tr, metrics.WithMaxDomains(n))
 		assert.Equal(t, 5, testutil.CollectAndCount(c, "polite_requests_total"), "n=%d", n)
 	}
 }
@@ -328,7 +344,7 @@ func TestCollectorDocListsEverySeries(t *testing.T) {
 	tr, _ := newTransport(t)
 	get(t, tr, "http://a.test/", false)
 	exported := map[string]bool{}
-	for _, f := range gather(t, metrics.NewCollector(tr, 0)) {
+	for _, f := range gather(t, newCollector(t, tr)) {
 		exported[f.GetName()] = true
 	}
 	assert.Equal(t, exported, documented)
@@ -336,7 +352,7 @@ func TestCollectorDocListsEverySeries(t *testing.T) {
 
 func TestCollectorNamesTheScopeThatMadeARequestWait(t *testing.T) {
 	tr, _ := newTransport(t, polite.WithGlobalLimit(config.Limit{MinDelay: 50 * time.Millisecond}))
-	c := metrics.NewCollector(tr, 0)
+	c := newCollector(t, tr)
 	get(t, tr, "http://a.test/", false)
 	get(t, tr, "http://b.test/", false) // its domain is fast; the global gap holds it back
 	families := gather(t, c)
@@ -361,7 +377,7 @@ func TestPausedByReason(t *testing.T) {
 	for _, u := range []string{"http://s500.test/", "http://s502.test/", "http://s429.test/"} {
 		get(t, tr, u, false)
 	}
-	families := gather(t, metrics.NewCollector(tr, 1))
+	families := gather(t, newCollector(t, tr, metrics.WithMaxDomains(1)))
 	for _, c := range []struct {
 		domain, reason string
 		want           float64
@@ -374,7 +390,7 @@ func TestPausedByReason(t *testing.T) {
 		require.True(t, ok, "%s %q", c.domain, c.reason)
 		assert.Equal(t, c.want, got, "%s %q", c.domain, c.reason)
 	}
-	all := gather(t, metrics.NewCollector(tr, 0))
+	all := gather(t, newCollector(t, tr))
 	got, ok := value(all, "polite_paused", map[string]string{"domain": "s502.test", "reason": "errors"})
 	require.True(t, ok)
 	assert.Equal(t, 1.0, got)
@@ -395,7 +411,7 @@ func TestCollectorCountsGivenUp(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	families := gather(t, metrics.NewCollector(tr, 0))
+	families := gather(t, newCollector(t, tr))
 	for name, want := range map[string]float64{
 		"polite_requests_given_up_total": 2,
 		"polite_requests_total":          1,

@@ -44,9 +44,11 @@ func TestDashboardQueriesNameExportedMetrics(t *testing.T) {
 func describedNames(t *testing.T) map[string]bool {
 	tr, err := polite.NewTransport(nil)
 	require.NoError(t, err)
+	c, err := metrics.NewCollector(tr)
+	require.NoError(t, err)
 	ch := make(chan *prometheus.Desc)
 	go func() {
-		metrics.NewCollector(tr, 0).Describe(ch)
+		c.Describe(ch)
 		close(ch)
 	}()
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)

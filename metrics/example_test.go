@@ -23,8 +23,12 @@ func ExampleNewCollector() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	c, err := metrics.NewCollector(t, metrics.WithMaxDomains(100))
+	if err != nil {
+		log.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(metrics.NewCollector(t, 100))
+	reg.MustRegister(c)
 	// Serve the metrics for Prometheus to scrape; here on a test server,
 	// in a program with http.Handle("/metrics", ...) on a port of its own.
 	scrape := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -189,7 +189,7 @@ func redisDuration(disable bool) func(string) error {
 func sharedLimiter(opt *redis.Options, logger *slog.Logger) (*redisLimiter, error) {
 	redis.SetLogger(redisLog{logger})
 	client := redis.NewClient(opt)
-	lim, err := redislimiter.New(client, redislimiter.Options{Logger: logger})
+	lim, err := redislimiter.New(client, redislimiter.WithLogger(logger))
 	if err != nil {
 		client.Close()
 		return nil, err

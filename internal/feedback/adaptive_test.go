@@ -56,3 +56,13 @@ func FuzzAdaptiveDelay(f *testing.F) {
 		}
 	})
 }
+
+// TestAdaptiveDelayInWholeMicroseconds checks that the gap is rounded up
+// to the microsecond, as the Redis scripts count time: a gap with a
+// fraction would queue each turn a little earlier in Go than in Redis.
+func TestAdaptiveDelayInWholeMicroseconds(t *testing.T) {
+	got := adaptDelay(0, 1_000_001, 200, 3, 0, defaultMaxAdaptiveDelay) // (0 + 333,333.67ns) / 2
+	assert.Equal(t, 167*time.Microsecond, got)
+	got = adaptDelay(100*time.Microsecond, 2*time.Microsecond, 200, 1, 0, defaultMaxAdaptiveDelay)
+	assert.Equal(t, 51*time.Microsecond, got, "already whole")
+}

@@ -233,11 +233,11 @@ func Throttled(status int) bool {
 //
 //	new = (old + latency/target) / 2
 //
-// never below floor (the key's configured pace) nor above ceiling. A
-// response that is not 2xx never shortens the gap (error pages are fast
-// and would speed the crawl up), and a 429 or 503 doubles it. old is the
-// start delay before the first response, or 0, which starts the gap at
-// floor.
+// never below floor (the key's configured pace) nor above ceiling, in
+// whole microseconds. A response that is not 2xx never shortens the gap
+// (error pages are fast and would speed the crawl up), and a 429 or 503
+// doubles it. old is the start delay before the first response, or 0,
+// which starts the gap at floor.
 func adaptDelay(old, latency time.Duration, status int, target float64, floor, ceiling time.Duration) time.Duration {
 	if !(target > 0) {
 		target = 1
@@ -250,11 +250,20 @@ func adaptDelay(old, latency time.Duration, status int, target float64, floor, c
 		goal := min(float64(max(latency, 0))/target, float64(ceiling))
 		next = (min(old, ceiling) + time.Duration(goal)) / 2
 	}
-	next = max(min(next, ceiling), floor)
+	next = max(min(roundUpToMicro(next), ceiling), floor)
 	if (status < 200 || status > 299) && next < old {
 		return old
 	}
 	return next
+}
+
+// roundUpToMicro rounds d up to the microsecond, as the Redis scripts
+// count time, so that a gap learned once queues turns alike in both.
+func roundUpToMicro(d time.Duration) time.Duration {
+	if r := d % time.Microsecond; r > 0 {
+		d += time.Microsecond - r
+	}
+	return d
 }
 
 // Saved is a State as it is written to disk: times in Unix nanoseconds.

@@ -41,7 +41,7 @@ func TestAbsurdRulesNeitherGoAtOnceNorStay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, _ := newTestLimiter(t, srv, Options{})
+			l, _ := newTestLimiter(t, srv)
 			req := limiter.Request{Key: tt.name, Rule: &tt.rule}
 			if tt.pause > 0 {
 				require.NoError(t, l.pause(ctx, req.Key, tt.pause))
@@ -86,7 +86,7 @@ func TestAbsurdWaitsThroughReserve(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	for _, rate := range []float64{1e-10, 1e-300} {
-		l, logs := newTestLimiter(t, srv, Options{})
+		l, logs := newTestLimiter(t, srv)
 		req := limiter.Request{Key: "absurd.example", Rule: &limiter.Rule{Rate: rate, Burst: 1}}
 		require.NoError(t, l.client.Del(ctx, l.keys(req.Key)...).Err())
 		for i := range 3 {

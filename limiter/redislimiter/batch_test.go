@@ -56,7 +56,7 @@ func newCountedLimiter(t *testing.T, srv *redistest.Server, logs *logRecorder) (
 	client := newClient(t, srv)
 	h := &roundTrips{}
 	client.AddHook(h)
-	l, err := New(client, Options{Logger: slog.New(logs), Timeout: time.Second})
+	l, err := New(client, WithLogger(slog.New(logs)), WithTimeout(time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	require.Eventually(t, l.functions.Load, 5*time.Second, time.Millisecond, "the library is loaded")

@@ -94,21 +94,21 @@
 //
 // # Outages
 //
-// Each call to Redis is bounded by Options.Timeout (loading a script into
+// Each call to Redis is bounded by WithTimeout (loading a script into
 // a node that lacks it, once per node, is not counted). When Redis does
 // not answer in time or fails (a full Redis refusing writes included),
 // the Limiter logs it once and, by default, paces each domain in this
 // process with the same limits and what this process learned (its
 // limiter.Memory), marking its reservations Degraded, which the Transport
 // counts in its stats; no request fails because Redis is down.
-// Options.FailOpen stops pacing instead and FailClosed fails requests;
+// WithFailOpen stops pacing instead and WithFailClosed fails requests;
 // their docs say when to use which. An outage is of the node that failed:
 // on a Redis Cluster (a *redis.ClusterClient), the domains of the other
 // primaries keep the shared pace, provided the Cluster is set to
 // cluster-require-full-coverage no (by default it refuses every slot
 // until the failed primary's replica is promoted). In the background the
 // Limiter has a Cluster client reload its slot map, and tries a
-// reservation of its own (Options.ProbeInterval) in the slot that failed,
+// reservation of its own (WithProbeInterval) in the slot that failed,
 // not a PING; it returns that node's domains to the shared pace as soon as
 // that works, on the promoted replica after a failover. Pauses made while
 // Redis is away are carried over to it then. The recovery is logged once
@@ -117,7 +117,7 @@
 // next, as a full one does.
 //
 // What an outage costs, by default: the request whose call fails waits up
-// to Options.Timeout before it is paced here; then each process paces on
+// to WithTimeout's duration before it is paced here; then each process paces on
 // its own, so a domain sees up to the number of processes times its pace,
 // and no more, also across the switches. A process's fallback starts after
 // the turns Redis granted it, which still go, not with a full bucket; and

@@ -21,8 +21,8 @@ import (
 func TestErrorBackoffIsShared(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	first, _ := newTestLimiter(t, srv, Options{})
-	second, _ := newTestLimiter(t, srv, Options{})
+	first, _ := newTestLimiter(t, srv)
+	second, _ := newTestLimiter(t, srv)
 	r := limiter.Request{Key: "failing.example", Rule: &limiter.Rule{MinDelay: time.Millisecond}}
 
 	_, err := first.Reserve(ctx, r)

@@ -19,7 +19,7 @@ import (
 // as two worker processes would have.
 func twoWorkers(t *testing.T, srv *redistest.Server) (a, b *Limiter) {
 	worker := func() *Limiter {
-		l, err := New(newClient(t, srv), Options{Logger: slog.New(slog.DiscardHandler), Timeout: time.Second})
+		l, err := New(newClient(t, srv), WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		return l

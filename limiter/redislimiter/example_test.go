@@ -24,7 +24,7 @@ func Example() {
 		ContextTimeoutEnabled: true, // calls end at the limiter's timeout
 	})
 	defer client.Close()
-	l, err := redislimiter.New(client, redislimiter.Options{}) // paces in-process while Redis is down
+	l, err := redislimiter.New(client) // paces in-process while Redis is down
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,12 +52,12 @@ func Example() {
 	fmt.Println("paced in this process only, while Redis was away:", s.DegradedRequests)
 }
 
-// With FailClosed, a request fails rather than go unpaced while Redis is
+// WithFailClosed, a request fails rather than go unpaced while Redis is
 // down: for a rate that is a hard limit across all workers, such as an
 // API key's.
-func ExampleOptions_failClosed() {
+func ExampleWithFailClosed() {
 	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
-	l, err := redislimiter.New(client, redislimiter.Options{FailClosed: true, Prefix: "billing-api:"})
+	l, err := redislimiter.New(client, redislimiter.WithFailClosed(), redislimiter.WithPrefix("billing-api:"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func (f *failover) run(t *testing.T) failoverFigures {
 		t.Cleanup(func() { client.Close() })
 		// A timeout a loaded machine does not reach, so that the outage is
 		// the one the test makes; a call to the dead primary fails at once.
-		l, err := New(client, Options{Logger: slog.New(rec), Timeout: time.Second})
+		l, err := New(client, WithLogger(slog.New(rec)), WithTimeout(time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		wg.Go(func() {

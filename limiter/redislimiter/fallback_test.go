@@ -64,18 +64,16 @@ const (
 	upLog   = " INFO redislimiter: redis answers again"
 )
 
-// newTestLimiter returns a Limiter on srv with o, probing every 50ms, with
-// a timeout of 2s unless o sets one, which a loaded machine does not
+// newTestLimiter returns a Limiter on srv with opts, probing every 50ms,
+// with a timeout of 2s unless opts set one, which a loaded machine does not
 // reach: its outages are the ones a test makes, and its client finds a
 // dead Redis at once (see newClient). It logs to the recorder it returns.
-func newTestLimiter(t *testing.T, srv *redistest.Server, o Options) (*Limiter, *logRecorder) {
+func newTestLimiter(t *testing.T, srv *redistest.Server, opts ...Option) (*Limiter, *logRecorder) {
 	t.Helper()
 	logs := &logRecorder{}
-	o.Logger, o.ProbeInterval = slog.New(logs), 50*time.Millisecond
-	if o.Timeout == 0 {
-		o.Timeout = 2 * time.Second
-	}
-	l, err := New(newClient(t, srv), o)
+	opts = append([]Option{WithTimeout(2 * time.Second)}, opts...)
+	opts = append(opts, WithLogger(slog.New(logs)), WithProbeInterval(50*time.Millisecond))
+	l, err := New(newClient(t, srv), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return l, logs
@@ -106,7 +104,7 @@ func recoveryLogged(t *testing.T, logs *logRecorder) {
 
 func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv, Options{})
+	l, logs := newTestLimiter(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "down.example", Rule: &limiter.Rule{Rate: 10, Burst: 1}}
 
@@ -171,7 +169,7 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
 			t.Cleanup(func() { client.Close() })
 			logs := &logRecorder{}
-			l, err := New(client, Options{Logger: slog.New(logs), ProbeInterval: 50 * time.Millisecond, Timeout: 200 * time.Millisecond})
+			l, err := New(client, WithLogger(slog.New(logs)), WithProbeInterval(50*time.Millisecond), WithTimeout(200*time.Millisecond))
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			require.Equal(t, deadlines, l.direct)
@@ -186,7 +184,7 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			res, err = l.Reserve(ctx, req)
 			require.NoError(t, err)
 			assert.True(t, res.Degraded)
-			assert.Less(t, time.Since(began), time.Second, "bounded by Options.Timeout, not by the pause nor the client's timeouts")
+			assert.Less(t, time.Since(began), time.Second, "bounded by WithTimeout, not by the pause nor the client's timeouts")
 			assert.Equal(t, 1, logs.count(downLog))
 
 			eventuallyShared(t, l)
@@ -207,7 +205,7 @@ func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
 		t.Run(fmt.Sprintf("ContextTimeoutEnabled=%v", deadlines), func(t *testing.T) {
 			client := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: deadlines})
 			t.Cleanup(func() { client.Close() })
-			l, err := New(client, Options{FailClosed: true, Logger: slog.New(slog.DiscardHandler), Timeout: 200 * time.Millisecond})
+			l, err := New(client, WithFailClosed(), WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(200*time.Millisecond))
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			ctx := context.Background()
@@ -227,7 +225,7 @@ func TestTimeoutIsNotTheCallersDeadline(t *testing.T) {
 
 func TestFailOpenDoesNotPace(t *testing.T) {
 	srv := redistest.Start(t)
-	l, _ := newTestLimiter(t, srv, Options{FailOpen: true})
+	l, _ := newTestLimiter(t, srv, WithFailOpen())
 	ctx := context.Background()
 	req := limiter.Request{Key: "open.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
@@ -255,7 +253,7 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 
 func TestFailClosedFails(t *testing.T) {
 	srv := redistest.Start(t)
-	l, _ := newTestLimiter(t, srv, Options{FailClosed: true})
+	l, _ := newTestLimiter(t, srv, WithFailClosed())
 	ctx := context.Background()
 	req := limiter.Request{Key: "closed.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	ok, err := l.Reserve(ctx, req)
@@ -287,7 +285,7 @@ func TestFailClosedFails(t *testing.T) {
 
 func TestCallerContextIsNotAnOutage(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv, Options{})
+	l, logs := newTestLimiter(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := limiter.Request{Key: "ctx.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
@@ -303,7 +301,7 @@ func TestCallerContextIsNotAnOutage(t *testing.T) {
 
 func TestCloseStopsTheProbe(t *testing.T) {
 	srv := redistest.Start(t)
-	l, logs := newTestLimiter(t, srv, Options{})
+	l, logs := newTestLimiter(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "close.example", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	srv.Kill()
@@ -328,23 +326,23 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // nothing listens there
 	tests := []struct {
 		name string
-		opts Options
+		opts []Option
 		want string
 	}{
-		{"timeout", Options{Timeout: -1}, "redislimiter: Options.Timeout: must not be negative, got -1ns"},
-		{"probe", Options{ProbeInterval: -time.Second}, "redislimiter: Options.ProbeInterval: must not be negative, got -1s"},
-		{"both failure modes", Options{FailOpen: true, FailClosed: true}, "redislimiter: Options: FailOpen and FailClosed both set"},
-		{"one slot for all", Options{Prefix: "app:{x}:"}, `redislimiter: Options.Prefix "app:{x}:": must not hold "{": Redis Cluster would hash the prefix's {...} rather than each domain's, putting every domain in one slot`},
+		{"timeout", []Option{WithTimeout(-1)}, "redislimiter: WithTimeout: must not be negative, got -1ns"},
+		{"probe", []Option{WithProbeInterval(-time.Second)}, "redislimiter: WithProbeInterval: must not be negative, got -1s"},
+		{"both failure modes", []Option{WithFailOpen(), WithFailClosed()}, "redislimiter: WithFailOpen and WithFailClosed both given"},
+		{"one slot for all", []Option{WithPrefix("app:{x}:")}, `redislimiter: WithPrefix("app:{x}:"): must not hold "{": Redis Cluster would hash the prefix's {...} rather than each domain's, putting every domain in one slot`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(client, tt.opts)
+			_, err := New(client, tt.opts...)
 			require.EqualError(t, err, tt.want)
 		})
 	}
-	_, err := New(nil, Options{})
+	_, err := New(nil)
 	require.EqualError(t, err, "redislimiter: client is nil")
-	l, err := New(client, Options{})
+	l, err := New(client)
 	require.NoError(t, err)
 	assert.Equal(t, modeFallback, l.mode)
 	assert.Same(t, slog.Default(), l.logger, "zero means the default")

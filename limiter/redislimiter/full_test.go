@@ -23,7 +23,7 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	// Probing every 50ms; with a timeout a loaded machine does not reach,
 	// so that only the refused writes make the outage.
-	l, logs := newTestLimiter(t, srv, Options{Timeout: 5 * time.Second})
+	l, logs := newTestLimiter(t, srv, WithTimeout(5*time.Second))
 	admin := newClient(t, srv)
 	ctx := context.Background()
 	req := limiter.Request{Key: "full.example", Rule: &limiter.Rule{Rate: 100, Burst: 1}}

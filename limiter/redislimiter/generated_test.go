@@ -21,28 +21,45 @@ var (
 )
 
 // TestGeneratedScriptsMatchMemory drives limiter.Memory as limiter.Wait
-// does, at random (random rules; reservations, some with a longest wait;
-// wake-ups on time or late, confirming and waiting again while Confirm
-// moves the turn; turns that come at once but whose requests leave late; cancels in any order; 429s with a Retry-After; state
-// reads; once, a quota list that loses a quota; the key's state lost,
-// while no turn waits; each reservation and state read told of the latest
-// start, as a Transport tells it), then replays every step
-// on the scripts with their clock set to each step's time, and checks that
-// they agree to the microsecond on every wait and reason. The scripts run
-// without slip, which only they have. Run more with
+// does, at random (random rules, with jitter, adaptive pacing and error
+// statuses; reservations, some with a longest wait; wake-ups on time or
+// late, confirming and waiting again while Confirm moves the turn; turns
+// that come at once but whose requests leave late; cancels in any order; 429s with a Retry-After; what servers say: Crawl-delays,
+// latencies, error statuses, transport failures; state reads; once, a
+// quota list that loses a quota; the key's state lost, while no turn
+// waits; each call told of the latest start, as a Transport tells it; one
+// jitter sample per step), then replays every step on a Limiter with the
+// scripts' clock and its own set to each step's time and the step's jitter
+// sample, and checks that they agree to the microsecond on every wait and
+// reason. It runs the scripts without slip, which only they have, and with
+// it, on wake-ups on time or later than slip, where the waits may differ
+// by slip: the scripts do not make a wait of up to slip that the starts
+// made ask for, as confirm.lua says. Run more with
 // go test -run TestGeneratedScriptsMatchMemory -scenarios 5000 [-seed N].
 func TestGeneratedScriptsMatchMemory(t *testing.T) {
 	srv := redistest.Start(t)
-	f := newFakeClockOf(t, srv, testClockWithoutSlip)
+	t.Run("without slip", func(t *testing.T) {
+		runGenerated(t, newFakeClockOf(t, srv, testClockWithoutSlip), 0)
+	})
+	t.Run("with slip", func(t *testing.T) {
+		f := newFakeClock(t, srv)
+		f.slack = slip
+		runGenerated(t, f, slip)
+	})
+}
+
+// runGenerated generates the scenarios and replays them on f, whose
+// scripts take starts late by up to slip as on time.
+func runGenerated(t *testing.T, f *fakeClock, slip time.Duration) {
 	for i := range *scenarios {
 		seed := *firstSeed + uint64(i)
 		rng := rand.New(rand.NewPCG(seed, 30))
 		rule := randomRule(rng)
-		key := fmt.Sprintf("generated%d.example", seed)
+		key := fmt.Sprintf("generated%d-slip%v.example", seed, slip)
 		var steps []step
 		var memory []memoryStep
 		synctest.Test(t, func(t *testing.T) {
-			steps, memory = generateSteps(t, rng, key, rule)
+			steps, memory = generateSteps(t, rng, key, rule, slip)
 		})
 		t.Run(fmt.Sprintf("seed %d", seed), func(t *testing.T) {
 			if !replay(t, f, key, rule, steps, memory) {
@@ -52,8 +69,9 @@ func TestGeneratedScriptsMatchMemory(t *testing.T) {
 	}
 }
 
-// randomRule returns a rule without jitter: a bucket, a min delay and up
-// to two quotas, each present or not, with times in whole microseconds.
+// randomRule returns a rule: a bucket, a min delay and up to two quotas,
+// each present or not, and what addLearning adds, with times in whole
+// microseconds.
 func randomRule(rng *rand.Rand) limiter.Rule {
 	micros := func(most time.Duration) time.Duration {
 		return time.Duration(1+rng.Int64N(int64(most/time.Microsecond))) * time.Microsecond
@@ -69,13 +87,14 @@ func randomRule(rng *rand.Rand) limiter.Rule {
 	for range rng.IntN(3) {
 		rule.Quotas = append(rule.Quotas, config.Quota{Requests: 1 + rng.IntN(5), Window: micros(3 * time.Second)})
 	}
+	addLearning(rng, &rule)
 	return rule
 }
 
 // generateSteps makes random steps on key under rule, driven as
 // limiter.Wait drives a limiter, and runs them on a limiter.Memory; it
-// runs in a synctest bubble.
-func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) ([]step, []memoryStep) {
+// runs in a synctest bubble. A late wake-up is later than slip.
+func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule, slip time.Duration) ([]step, []memoryStep) {
 	type caller struct {
 		turn            int           // the step that reserved
 		wake            time.Duration // when it confirms
@@ -84,6 +103,7 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 	run := newMemoryRun(t, key, rule)
 	var steps []step
 	do := func(s step) *memoryStep {
+		s.sample = randomSample(rng, &rule)
 		steps = append(steps, s)
 		return run.do(s)
 	}
@@ -91,7 +111,7 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 		if rng.IntN(5) < 3 {
 			return 0
 		}
-		return time.Duration(1+rng.Int64N(200_000)) * time.Microsecond
+		return slip + time.Duration(1+rng.Int64N(200_000))*time.Microsecond
 	}
 	var callers []*caller
 	var changed *limiter.Rule // the rule from the quota change on
@@ -118,7 +138,7 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			}
 		}
 		now = next
-		switch op := rng.IntN(20); {
+		switch op := rng.IntN(24); {
 		case op < 9:
 			var maxWait time.Duration
 			if rng.IntN(4) == 0 {
@@ -162,7 +182,8 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			do(step{at: now, op: "cancel", turn: callers[i].turn})
 			callers = slices.Delete(callers, i, i+1)
 		case op < 13:
-			do(step{at: now, op: "pause", pause: time.Duration(1+rng.Int64N(1_000_000)) * time.Microsecond, rule: changed})
+			do(step{at: now, op: "pause", pause: time.Duration(1+rng.Int64N(1_000_000)) * time.Microsecond, rule: changed,
+				lastStart: last.lastStart, knowsLast: last.knowsLast})
 		case op < 16:
 			do(step{at: now, op: "state", rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast})
 		case op == 16 && changed == nil && len(callers) == 0 && len(rule.Quotas) > 0:
@@ -171,13 +192,16 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule) 
 			changed = &fewer
 		case op == 17 && len(callers) == 0:
 			do(step{at: now, op: "forget"})
+		case op >= 20:
+			do(step{at: now, op: "observe", observe: randomObservation(rng, key, &rule), rule: changed,
+				lastStart: last.lastStart, knowsLast: last.knowsLast})
 		}
 	}
 	return steps, run.out
 }
 
 func describeRule(rule limiter.Rule) string {
-	return fmt.Sprintf("{Rate: %v, Burst: %d, MinDelay: %v, Quotas: %v}", rule.Rate, rule.Burst, rule.MinDelay, rule.Quotas)
+	return fmt.Sprintf("%+v", rule)
 }
 
 func describeSteps(steps []step) string {
@@ -196,6 +220,11 @@ func describeSteps(steps []step) string {
 			fmt.Fprintf(&b, " turn %d", s.turn)
 		case "pause":
 			fmt.Fprintf(&b, " for %v", s.pause)
+		case "observe":
+			fmt.Fprintf(&b, " %+v", *s.observe)
+		}
+		if s.sample > 0 {
+			fmt.Fprintf(&b, " jitter sample %v", s.sample)
 		}
 		if s.rule != nil {
 			fmt.Fprintf(&b, " under %s", describeRule(*s.rule))

@@ -277,7 +277,7 @@ func (l *Limiter) whileDown(ctx context.Context, key string) error {
 	return nil
 }
 
-// unavailable is the error of a FailClosed Limiter while key's place is
+// unavailable is the error of a Limiter made WithFailClosed while key's place is
 // unavailable.
 func (l *Limiter) unavailable(ctx context.Context, key string) error {
 	outages := l.health.outages.Load()

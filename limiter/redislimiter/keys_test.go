@@ -42,7 +42,7 @@ func clusterSlot(key string) int {
 func TestKeysOfADomainShareOneSlot(t *testing.T) {
 	domains := []string{"example.com", "", "%", "%25", "{", "}", "%7B", "a{b}c", "}x{", "{}", "xn--bcher-kva.example", "127.0.0.1", "::1"}
 	for _, prefix := range []string{"polite:", "", "app:}", "p}"} {
-		l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{Prefix: prefix})
+		l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), WithPrefix(prefix))
 		require.NoError(t, err)
 		tags, slots := map[string]string{}, map[int]bool{}
 		for _, domain := range domains {
@@ -61,7 +61,7 @@ func TestKeysOfADomainShareOneSlot(t *testing.T) {
 		}
 		assert.Greater(t, len(slots), len(domains)/2, "prefix %q: domains spread over slots", prefix)
 	}
-	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
+	l, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"polite:{example.com}:state", "polite:{example.com}:starts", "polite:{example.com}:last"}, l.keys("example.com"))
 }
@@ -81,7 +81,7 @@ func TestScriptsRunOnCluster(t *testing.T) {
 
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 	t.Cleanup(func() { cluster.Close() })
-	l, err := New(cluster, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
+	l, err := New(cluster, WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	rule := limiter.Rule{Rate: 10, Burst: 2, MinDelay: time.Millisecond, Quotas: []config.Quota{{Requests: 5, Window: time.Second}, {Requests: 50, Window: time.Minute}}}
@@ -168,7 +168,7 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 	})
 	t.Run("gone in real time", func(t *testing.T) {
 		client := newClient(t, srv)
-		l, err := New(client, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
+		l, err := New(client, WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5*time.Second))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		rule := limiter.Rule{Rate: 50, Burst: 1, Quotas: []config.Quota{{Requests: 3, Window: 100 * time.Millisecond}}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -50,6 +51,10 @@ type fakeClock struct {
 	*Limiter
 	client *redis.Client
 	epoch  int64 // microseconds at offset 0
+	// slack is how far replay lets the waits differ from Memory's beyond
+	// tolerance: 0, or slip, since the scripts do not make the waits of
+	// up to slip that the starts made ask for, where Memory does.
+	slack time.Duration
 }
 
 // testClockWithoutSlip is testClock with slip set to 0: the scripts then
@@ -66,7 +71,7 @@ func newFakeClock(t *testing.T, srv *redistest.Server) *fakeClock {
 func newFakeClockOf(t *testing.T, srv *redistest.Server, clock string) *fakeClock {
 	t.Helper()
 	client := newClient(t, srv)
-	l, err := newLimiter(client, clock, Options{Logger: slog.New(slog.DiscardHandler), Timeout: 5 * time.Second})
+	l, err := newLimiter(client, clock, WithLogger(slog.New(slog.DiscardHandler)), WithTimeout(5*time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	return &fakeClock{Limiter: l, client: client, epoch: 1_700_000_000_000_000}
@@ -81,12 +86,14 @@ func (f *fakeClock) at(t *testing.T, d time.Duration) {
 // step is one call made to both limiters at offset at.
 type step struct {
 	at      time.Duration
-	op      string // "reserve", "cancel", "confirm", "pause", "state" or "forget" (the key's state is lost)
+	op      string // "reserve", "cancel", "confirm", "pause", "observe", "state" or "forget" (the key's state is lost)
 	maxWait time.Duration
-	turn    int           // for "cancel" and "confirm": the index of the step that reserved
-	pause   time.Duration // for "pause"
-	rule    *limiter.Rule // overrides the scenario's rule
-	// For "reserve" and "state": the caller's latest start, when
+	turn    int                  // for "cancel" and "confirm": the index of the step that reserved
+	pause   time.Duration        // for "pause": a 429's Retry-After
+	observe *limiter.Observation // for "observe": what the server said; its response came at at
+	sample  time.Duration        // the jitter sample both limiters draw in this step, below the rule's Jitter
+	rule    *limiter.Rule        // overrides the scenario's rule
+	// For "reserve", "state", "pause" and "observe": the caller's latest start, when
 	// knowsLast says it knows one (limiter.Request's LastStart).
 	lastStart time.Duration
 	knowsLast bool
@@ -98,8 +105,9 @@ type step struct {
 
 // tolerance covers rounding to microseconds in Redis against nanoseconds
 // in Memory: both round a token's time up, the scripts to the
-// microsecond, Memory to the nanosecond.
-const tolerance = time.Microsecond
+// microsecond, Memory to the nanosecond; and a time Go hands the scripts
+// (a pause, a learned gap) is rounded up to the microsecond too.
+const tolerance = 2 * time.Microsecond
 
 func TestScriptsMatchMemory(t *testing.T) {
 	srv := redistest.Start(t)
@@ -174,6 +182,14 @@ func TestScriptsMatchMemory(t *testing.T) {
 			{at: 150 * ms, op: "forget"}, {at: 150 * ms, op: "reserve", maxWait: ms, lastStart: 150 * ms, knowsLast: true},
 			{at: 150 * ms, op: "state", lastStart: 150 * ms, knowsLast: true}, {at: 2 * time.Second, op: "reserve", lastStart: 150 * ms, knowsLast: true},
 		}},
+		{"a Crawl-delay learned while a turn waits holds at its confirm", limiter.Rule{MinDelay: 100 * ms}, []step{
+			reserve(0), reserve(0), {at: 50 * ms, op: "observe", observe: &limiter.Observation{Host: "https://a.example", CrawlDelay: 300 * ms}},
+			confirm(100*ms, 1), state(150 * ms), confirm(300*ms, 1), reserve(300 * ms),
+		}},
+		{"a pause on a lost state keeps the caller's last start", limiter.Rule{MinDelay: 200 * ms, Quotas: []config.Quota{{Requests: 1, Window: time.Second}}}, []step{
+			reserve(0), {at: 100 * ms, op: "forget"}, {at: 150 * ms, op: "pause", pause: 10 * ms, knowsLast: true},
+			{at: 300 * ms, op: "state", knowsLast: true}, {at: 300 * ms, op: "reserve", knowsLast: true}, reserve(1100 * ms),
+		}},
 		{"quotas change", twoQuotas, []step{
 			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "state", rule: &threeOfOne},
 			{at: 10 * ms, op: "reserve", rule: &threeOfOne}, reserve(20 * ms), reserve(20 * ms),
@@ -189,47 +205,67 @@ func TestScriptsMatchMemory(t *testing.T) {
 	}
 }
 
-// replay runs steps on f's scripts, each at its offset, and checks each
-// answer against memory's, within tolerance. It returns whether all
-// agreed.
+// replay runs steps on f, each at its offset on Redis's clock and on the
+// clock and jitter samples of f's own pace (what it learned from the
+// server), and checks each answer against memory's, within tolerance. It
+// returns whether all agreed.
 func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []step, memory []memoryStep) bool {
 	t.Helper()
 	ctx := context.Background()
 	script := map[int]*turn{}
+	gone := map[int]bool{} // the turns whose requests went
 	agreed := true
+	t0 := time.Now()
+	within := float64(tolerance + f.slack)
+	defer func() { f.now, f.drawJitter = time.Now, rand.N[time.Duration] }()
 	for j, s := range steps {
 		rule := rule
 		if s.rule != nil {
 			rule = *s.rule
 		}
 		f.at(t, s.at)
+		f.now = func() time.Time { return t0.Add(s.at) }
+		f.drawJitter = func(time.Duration) time.Duration { return s.sample }
+		req := s.request(key, &rule, t0)
 		want := &memory[j]
 		where := fmt.Sprintf("step %d (%s at %v)", j, s.op, s.at)
 		switch s.op {
 		case "reserve":
-			got, err := f.reserveAfter(ctx, key, &rule, s.maxWait, 0, 0, s.lastStartAge())
+			got, err := f.Reserve(ctx, req)
 			require.NoError(t, err, where)
-			agreed = assert.Equal(t, want.res.OK, got.ok, where) &&
-				assert.InDelta(t, want.wait, got.wait, float64(tolerance), where+": wait") &&
-				assert.Equal(t, want.reason, scriptReason(got.reason), where+": reason") && agreed
-			script[j] = &turn{l: f.Limiter, key: key, rule: &rule, id: got.id, start: got.start}
+			agreed = assert.Equal(t, want.res.OK, got.OK, where) &&
+				assert.InDelta(t, want.wait, got.Wait, within, where+": wait") &&
+				assert.Equal(t, want.reason, got.Reason, where+": reason") && agreed
+			if got.OK {
+				script[j] = got.Turn.(*turn)
+			}
 		case "cancel":
 			require.NoError(t, f.cancel(ctx, script[s.turn]), where)
 		case "confirm":
+			if gone[s.turn] {
+				// Memory made a wait of up to slip that the scripts did not:
+				// its request goes now, the scripts' went.
+				agreed = assert.InDelta(t, want.more, 0, within, where+": more") && agreed
+				break
+			}
 			var res limiter.Reservation
 			more, _, err := script[s.turn].confirm(ctx, &res)
 			require.NoError(t, err, where)
 			if again, ok := res.Turn.(*turn); ok {
 				script[s.turn] = again // claimed anew
 			}
-			agreed = assert.InDelta(t, want.more, more, float64(tolerance), where+": more") && agreed
-		case "pause":
-			require.NoError(t, f.pause(ctx, key, s.pause), where)
+			gone[s.turn] = more == 0
+			agreed = assert.InDelta(t, want.more, more, within, where+": more") && agreed
+		case "pause", "observe":
+			_, err := f.Observe(ctx, req, s.observation(t0))
+			require.NoError(t, err, where)
 		case "forget":
 			require.NoError(t, f.client.Del(ctx, f.keys(key)...).Err(), where)
+			f.local = limiter.NewMemory() // what this process learned goes too, as Memory's does
 		case "state":
-			got, gotAt := f.report(t, key, rule, s.lastStartAge())
-			agreed = assertSameState(t, want.state, want.at, got, gotAt, where) && agreed
+			got, err := f.State(ctx, req)
+			require.NoError(t, err, where)
+			agreed = assertSameState(t, want.state, want.at, got, time.Now(), within, where) && agreed
 		}
 		if !agreed {
 			return false
@@ -238,13 +274,27 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 	return true
 }
 
-// lastStartAge is how long before s its last start was, in microseconds,
-// as reserveAfter takes it: -1 when s knows none.
-func (s *step) lastStartAge() int64 {
-	if !s.knowsLast {
-		return -1
+// request is the limiter.Request of s on key under rule, with offsets
+// from t0.
+func (s *step) request(key string, rule *limiter.Rule, t0 time.Time) limiter.Request {
+	req := limiter.Request{Key: key, Rule: rule, MaxWait: s.maxWait}
+	if s.knowsLast {
+		req.LastStart = t0.Add(s.lastStart)
 	}
-	return int64((s.at - s.lastStart) / time.Microsecond)
+	return req
+}
+
+// observation is what the server said in s, a "pause" or an "observe",
+// with offsets from t0.
+func (s *step) observation(t0 time.Time) limiter.Observation {
+	if s.op == "pause" {
+		return limiter.Observation{Status: 429, RetryAfter: s.pause}
+	}
+	o := *s.observe
+	if o.Latency > 0 {
+		o.Sent = t0.Add(s.at - o.Latency) // its response came at at
+	}
+	return o
 }
 
 // memoryStep is what limiter.Memory made of a step.
@@ -279,10 +329,22 @@ type memoryRun struct {
 	m    *limiter.Memory
 	t0   time.Time
 	out  []memoryStep
+
+	sample time.Duration // the jitter sample of the step running
 }
 
 func newMemoryRun(t *testing.T, key string, rule limiter.Rule) *memoryRun {
-	return &memoryRun{t: t, key: key, rule: rule, m: limiter.NewMemory(), t0: time.Now()}
+	r := &memoryRun{t: t, key: key, rule: rule, t0: time.Now()}
+	r.m = r.newMemory()
+	return r
+}
+
+// newMemory returns a Memory that draws the jitter samples of the step
+// run last.
+func (r *memoryRun) newMemory() *limiter.Memory {
+	m := limiter.NewMemory()
+	m.SetJitterSource(func(time.Duration) time.Duration { return r.sample })
+	return m
 }
 
 // do runs step s at its offset, which is no earlier than the step before,
@@ -294,10 +356,8 @@ func (r *memoryRun) do(s step) *memoryStep {
 	}
 	time.Sleep(time.Until(r.t0.Add(s.at)))
 	now := r.t0.Add(s.at)
-	req := limiter.Request{Key: r.key, Rule: &rule, MaxWait: s.maxWait}
-	if s.knowsLast {
-		req.LastStart = r.t0.Add(s.lastStart)
-	}
+	req := s.request(r.key, &rule, r.t0)
+	r.sample = s.sample
 	r.out = append(r.out, memoryStep{at: now})
 	o := &r.out[len(r.out)-1]
 	switch s.op {
@@ -316,47 +376,21 @@ func (r *memoryRun) do(s step) *memoryStep {
 		more, err := r.out[s.turn].res.Confirm(context.Background(), nil)
 		require.NoError(r.t, err)
 		o.more = more
-	case "pause":
-		r.m.ObserveAt(req, limiter.Observation{Status: 429, RetryAfter: s.pause}, now)
+	case "pause", "observe":
+		r.m.ObserveAt(req, s.observation(r.t0), now)
 	case "forget":
-		r.m = limiter.NewMemory()
+		r.m = r.newMemory()
 	case "state":
 		o.state = r.m.StateAt(req, now)
 	}
 	return o
 }
 
-// scriptReason is the reason Memory gives where a script gives why: the
-// same, but for a pause, which is the Retry-After's of the tests.
-func scriptReason(why string) limiter.Reason {
-	if why == "pause" {
-		return "retry-after"
-	}
-	return limiter.Reason(why)
-}
-
-// report returns the reserve script's report of key under rule, and
-// about when it was read, which its quotas' NextFree count from.
-func (f *fakeClock) report(t *testing.T, key string, rule limiter.Rule, lastStartAge int64) (limiter.State, time.Time) {
-	t.Helper()
-	args := append(ruleArgs(rule, 2), "report")
-	if lastStartAge >= 0 {
-		args = append(args, lastStartAge)
-	}
-	v, err := f.run(context.Background(), &f.scripts.reserve, f.keys(key), args)
-	require.NoError(t, err)
-	at := time.Now()
-	st, err := parseState(v, rule.Quotas)
-	require.NoError(t, err)
-	st.Reason = scriptReason(string(st.Reason))
-	return st, at
-}
-
 // assertSameState compares Memory's state at wantAt with the script's,
 // read at gotAt: times as durations from each's moment.
-func assertSameState(t *testing.T, want limiter.State, wantAt time.Time, got limiter.State, gotAt time.Time, where string) bool {
+func assertSameState(t *testing.T, want limiter.State, wantAt time.Time, got limiter.State, gotAt time.Time, within float64, where string) bool {
 	t.Helper()
-	ok := assert.InDelta(t, want.Wait, got.Wait, float64(tolerance), where+": wait") &&
+	ok := assert.InDelta(t, want.Wait, got.Wait, within, where+": wait") &&
 		assert.Equal(t, want.Reason, got.Reason, where+": reason") &&
 		assert.InDelta(t, want.Paused, got.Paused, float64(tolerance), where+": paused")
 	require.Len(t, got.Quotas, len(want.Quotas), where)
@@ -365,7 +399,7 @@ func assertSameState(t *testing.T, want limiter.State, wantAt time.Time, got lim
 			assert.Equal(t, want.Quotas[i].NextFree.IsZero(), got.Quotas[i].NextFree.IsZero(), where+": quota next free")
 		if ok && !want.Quotas[i].NextFree.IsZero() {
 			// parseState reads the clock a moment after gotAt.
-			ok = assert.InDelta(t, want.Quotas[i].NextFree.Sub(wantAt), got.Quotas[i].NextFree.Sub(gotAt), float64(tolerance+time.Millisecond), where+": quota next free")
+			ok = assert.InDelta(t, want.Quotas[i].NextFree.Sub(wantAt), got.Quotas[i].NextFree.Sub(gotAt), within+float64(time.Millisecond), where+": quota next free")
 		}
 	}
 	return ok

@@ -42,7 +42,7 @@ type workerConfig struct {
 	Rate       float64       `json:"rate"`
 	Burst      int           `json:"burst"`
 	Goroutines int           `json:"goroutines"`
-	Timeout    time.Duration `json:"timeout"` // Options.Timeout; 0: the default
+	Timeout    time.Duration `json:"timeout"` // WithTimeout; 0: the default
 }
 
 // workerReport is a worker's last line on stdout.
@@ -63,7 +63,7 @@ func workerMain() int {
 	}
 	client := redis.NewClient(&redis.Options{Addr: cfg.Redis})
 	defer client.Close()
-	l, err := New(client, Options{Logger: slog.New(slog.NewJSONHandler(os.Stdout, nil)), Timeout: cfg.Timeout})
+	l, err := New(client, WithLogger(slog.New(slog.NewJSONHandler(os.Stdout, nil))), WithTimeout(cfg.Timeout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2

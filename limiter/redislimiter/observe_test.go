@@ -86,7 +86,7 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 func TestConfirmWhileRedisIsDown(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	l, _ := newTestLimiter(t, srv, Options{})
+	l, _ := newTestLimiter(t, srv)
 	r := limiter.Request{Key: "confirm-down.example", Rule: &limiter.Rule{MinDelay: 200 * time.Millisecond}}
 	var first, second, third limiter.Reservation
 	for _, res := range []*limiter.Reservation{&first, &second, &third} {
@@ -118,8 +118,8 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 	// A Limiter names a pause its own when it lasts no longer than the one
 	// it knows of, within a timeout: below the second the backoff steps
 	// differ by.
-	a, _ := newTestLimiter(t, srv, Options{Timeout: 500 * time.Millisecond})
-	b, _ := newTestLimiter(t, srv, Options{Timeout: 500 * time.Millisecond})
+	a, _ := newTestLimiter(t, srv, WithTimeout(500*time.Millisecond))
+	b, _ := newTestLimiter(t, srv, WithTimeout(500*time.Millisecond))
 	rule := limiter.Rule{Rate: 100, Burst: 10}
 
 	t.Run("retry-after", func(t *testing.T) {

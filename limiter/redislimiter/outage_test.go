@@ -151,7 +151,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range workers {
-		l, err := New(newClient(t, srv), Options{Logger: slog.New(slog.DiscardHandler), ProbeInterval: 50 * time.Millisecond})
+		l, err := New(newClient(t, srv), WithLogger(slog.New(slog.DiscardHandler)), WithProbeInterval(50*time.Millisecond))
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		for range inFlight {

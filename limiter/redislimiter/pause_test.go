@@ -32,8 +32,8 @@ func TestWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
 		arrived[r.URL.Path] = time.Now()
 	}))
 	defer site.Close()
-	first, _ := newTestLimiter(t, srv, Options{})
-	second, _ := newTestLimiter(t, srv, Options{})
+	first, _ := newTestLimiter(t, srv)
+	second, _ := newTestLimiter(t, srv)
 	tr, err := polite.NewTransport(site.Client().Transport, polite.WithLimiter(first),
 		polite.WithDefault(config.Limit{MinDelay: 2 * time.Second}))
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ func TestOutageLeavesThePoolUsable(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 2, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { client.Close() })
 	logs := &logRecorder{}
-	l, err := New(client, Options{Logger: slog.New(logs), Timeout: 2 * time.Second, ProbeInterval: 50 * time.Millisecond})
+	l, err := New(client, WithLogger(slog.New(logs)), WithTimeout(2*time.Second), WithProbeInterval(50*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 
@@ -102,7 +102,7 @@ func TestASlowRedisCostsFewDials(t *testing.T) {
 			return slowConn{conn}, nil
 		}})
 	t.Cleanup(func() { client.Close() })
-	l, err := New(client, Options{Timeout: time.Second})
+	l, err := New(client, WithTimeout(time.Second))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 

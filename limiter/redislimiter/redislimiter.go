@@ -14,7 +14,7 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// ErrUnavailable is wrapped by the errors of a FailClosed Limiter while
+// ErrUnavailable is wrapped by the errors of a Limiter made WithFailClosed while
 // Redis does not answer.
 var ErrUnavailable = errors.New("redislimiter: redis unavailable")
 
@@ -45,6 +45,11 @@ type Limiter struct {
 	health    health
 	guard     *poolGuard // with a *redis.Client; nil otherwise
 	batch     *batcher
+
+	// The clock and the jitter samples of the pace this process keeps:
+	// time.Now and rand.N but in tests that replay given steps.
+	now        func() time.Time
+	drawJitter func(bound time.Duration) time.Duration
 }
 
 var _ limiter.Limiter = (*Limiter)(nil)
@@ -53,35 +58,39 @@ var _ limiter.Limiter = (*Limiter)(nil)
 // reaches. It does not wait for Redis: a worker starts even while Redis is
 // down, pacing on its own until Redis answers. It loads the scripts into
 // Redis in the background (into every node of a Cluster), so that the
-// first requests do not wait for that. A Prefix with a hash tag, which
-// would put every domain in one Cluster slot, is refused.
-func New(client redis.UniversalClient, o Options) (*Limiter, error) {
-	return newLimiter(client, redisClock, o)
+// first requests do not wait for that. A prefix with a hash tag, which
+// would put every domain in one Cluster slot, is refused, as is a negative
+// duration.
+func New(client redis.UniversalClient, opts ...Option) (*Limiter, error) {
+	return newLimiter(client, redisClock, opts...)
 }
 
 // newLimiter is New with the scripts' clock as Lua source.
-func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter, error) {
+func newLimiter(client redis.UniversalClient, clock string, opts ...Option) (*Limiter, error) {
 	if client == nil {
 		return nil, errors.New("redislimiter: client is nil")
 	}
-	o, mode, err := o.resolved()
+	o, mode, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
 	l := &Limiter{
 		client:    client,
 		direct:    honorsDeadlines(client),
-		prefix:    o.Prefix,
-		timeout:   o.Timeout,
-		probe:     o.ProbeInterval,
+		prefix:    o.prefix,
+		timeout:   o.timeout,
+		probe:     o.probeInterval,
 		mode:      mode,
-		logger:    o.Logger,
+		logger:    o.logger,
 		scripts:   newScripts(clock),
-		deadlines: newDeadlines(o.Timeout),
+		deadlines: newDeadlines(o.timeout),
 		local:     limiter.NewMemory(),
 		health:    health{stop: make(chan struct{})},
 		guard:     newPoolGuard(client),
 		batch:     newBatcher(client),
+
+		now:        time.Now,
+		drawJitter: rand.N[time.Duration],
 	}
 	if l.mode == modeFallback {
 		l.handoff = newHandoff()
@@ -96,7 +105,7 @@ func newLimiter(client redis.UniversalClient, clock string, o Options) (*Limiter
 // r.MaxWait, or 400 days whatever r.MaxWait (a rule that
 // config.Limit.Validate refuses can ask for more). While Redis does not
 // answer it reserves as the failure mode says: in this process by default,
-// at once with FailOpen, and not at all with FailClosed (an error wrapping
+// at once with WithFailOpen, and not at all with WithFailClosed (an error wrapping
 // ErrUnavailable).
 func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reservation, error) {
 	var res limiter.Reservation
@@ -125,30 +134,28 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 // process's own pace allows; each start granted is counted into it.
 func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *limiter.Reservation) error {
 	rule := r.EffectiveRule()
-	local, err := l.local.State(ctx, *r)
-	if err != nil {
-		return err
-	}
+	now := l.now()
+	local := l.local.StateAt(*r, now)
 	paced := *rule
 	paced.MinDelay = local.MinDelay // the rule's, or what the server asked for
 	var sample, notBefore time.Duration
 	if rule.Jitter > 0 {
-		sample = rand.N(rule.Jitter)
+		sample = l.drawJitter(rule.Jitter)
 	}
 	if l.handoff != nil {
-		notBefore = l.handoff.notBefore(r.Key, &paced, time.Now())
+		notBefore = l.handoff.notBefore(r.Key, &paced, now)
 	}
-	got, err := l.reserveAfter(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond), micros(notBefore), lastStartAge(r))
+	got, err := l.reserveAfter(ctx, r.Key, &paced, r.MaxWait, int64(sample/time.Microsecond), micros(notBefore), lastStartAge(r, now))
 	if err != nil {
 		return err
 	}
 	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
 	if got.ok {
-		res.Start = time.Now().Add(got.wait)
-		res.Turn = &turn{l: l, key: r.Key, rule: rule, gap: paced.MinDelay, id: got.id, start: got.start,
+		res.Start = l.now().Add(got.wait)
+		res.Turn = &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start,
 			begun: got.wait == 0, granted: res.Start}
 		if l.handoff != nil {
-			l.handoff.note(r.Key, &paced, time.Now().Add(got.wait), false)
+			l.handoff.note(r.Key, &paced, l.now().Add(got.wait), false)
 		}
 	}
 	return nil
@@ -179,13 +186,13 @@ func (l *Limiter) reserveAfter(ctx context.Context, key string, rule *limiter.Ru
 	return parseReservation(v)
 }
 
-// lastStartAge is how long ago r's LastStart was, in microseconds rounded
-// down, so that the script errs late; -1 when r has none.
-func lastStartAge(r *limiter.Request) int64 {
+// lastStartAge is how long before now r's LastStart was, in microseconds
+// rounded down, so that the script errs late; -1 when r has none.
+func lastStartAge(r *limiter.Request, now time.Time) int64 {
 	if r.LastStart.IsZero() {
 		return -1
 	}
-	return int64(max(time.Since(r.LastStart), 0) / time.Microsecond)
+	return int64(max(now.Sub(r.LastStart), 0) / time.Microsecond)
 }
 
 // Observe implements limiter.Limiter. This process's limiter.Memory takes
@@ -195,13 +202,14 @@ func lastStartAge(r *limiter.Request) int64 {
 // does not answer, it reaches Redis when Redis answers again. A
 // Crawl-delay stays in this process.
 func (l *Limiter) Observe(ctx context.Context, r limiter.Request, o limiter.Observation) (time.Duration, error) {
-	added, err := l.local.Observe(ctx, r, o)
-	if err != nil || added <= 0 || o.Status == 0 && !o.Failed {
-		return added, err
+	now := l.now()
+	added := l.local.ObserveAt(r, o, now)
+	if added <= 0 || o.Status == 0 && !o.Failed {
+		return added, nil
 	}
-	st, err := l.local.State(ctx, r)
-	if err != nil || st.Paused <= 0 {
-		return added, err
+	st := l.local.StateAt(r, now)
+	if st.Paused <= 0 {
+		return added, nil
 	}
 	return added, l.share(ctx, r.Key, st.Paused)
 }
@@ -230,13 +238,10 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error 
 
 // State implements limiter.Limiter: the shared state of r.Key, with the
 // gap this process learned. While Redis does not answer it reports this
-// process's state by default, an unpaced key with FailOpen, and an error
-// wrapping ErrUnavailable with FailClosed.
+// process's state by default, an unpaced key with WithFailOpen, and an error
+// wrapping ErrUnavailable with WithFailClosed.
 func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, error) {
-	local, err := l.local.State(ctx, r)
-	if err != nil {
-		return limiter.State{}, err
-	}
+	local := l.local.StateAt(r, l.now())
 	if !l.downFor(ctx, r.Key) {
 		st, err := l.sharedState(ctx, &r, &local)
 		if err == nil {
@@ -267,7 +272,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 	paced := *rule
 	paced.MinDelay = local.MinDelay
 	args := append(ruleArgs(paced, 2), "report")
-	if age := lastStartAge(r); age >= 0 {
+	if age := lastStartAge(r, l.now()); age >= 0 {
 		args = append(args, age)
 	}
 	v, err := l.run(ctx, &l.scripts.reserve, l.keys(r.Key), args)

@@ -39,7 +39,7 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, _ := newTestLimiter(t, srv, Options{})
+			l, _ := newTestLimiter(t, srv)
 			rule := limiter.Rule{Rate: 1, Burst: 1, Quotas: []config.Quota{{Requests: 100, Window: time.Minute}}}
 			req := limiter.Request{Key: "reset.example", Rule: &rule}
 			reserve := func() (*limiter.Reservation, int64) {
@@ -78,7 +78,7 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 func TestLastStartCountsWhereRedisHasNoState(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	l, _ := newTestLimiter(t, srv, Options{})
+	l, _ := newTestLimiter(t, srv)
 	loose := limiter.Rule{MinDelay: time.Second}
 	strict := limiter.Rule{MinDelay: time.Minute, Quotas: []config.Quota{{Requests: 2, Window: time.Hour}}}
 	const key = "idle.example"

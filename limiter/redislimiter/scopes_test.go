@@ -46,7 +46,7 @@ func TestScopesSharedThroughRedis(t *testing.T) {
 	}
 	var workers []*polite.Transport
 	for range 2 {
-		l, _ := newTestLimiter(t, srv, Options{})
+		l, _ := newTestLimiter(t, srv)
 		tr, err := polite.NewTransport(base, polite.WithLimiter(l), polite.WithKeyFunc(polite.HostKey),
 			polite.WithDefault(config.Limit{RequestsPerSecond: 1000, Burst: 1000}),
 			polite.WithLookup(loopback),
@@ -105,7 +105,7 @@ func mustGet(t *testing.T, rawURL string) *http.Request {
 func TestSetLimitThroughRedis(t *testing.T) {
 	const gap = 300 * time.Millisecond
 	srv := redistest.Start(t)
-	l, _ := newTestLimiter(t, srv, Options{})
+	l, _ := newTestLimiter(t, srv)
 	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: req}, nil
 	})

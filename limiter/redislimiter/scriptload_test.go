@@ -48,7 +48,7 @@ func TestColdStartIsNoOutage(t *testing.T) {
 	logs := &logRecorder{}
 	// A timeout short enough that 50 loads of the scripts at once would
 	// exceed it on a loaded machine, long enough for the calls after them.
-	l, err := New(newClient(t, srv), Options{Logger: slog.New(logs), Timeout: 300 * time.Millisecond})
+	l, err := New(newClient(t, srv), WithLogger(slog.New(logs)), WithTimeout(300*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	require.Eventually(t, func() bool { return scriptsLoaded(t, l, admin) }, 5*time.Second, 10*time.Millisecond, "New loads the scripts")
@@ -90,7 +90,7 @@ func TestClusterScriptsOnEveryNode(t *testing.T) {
 	c := redistest.StartCluster(t)
 	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	t.Cleanup(func() { client.Close() })
-	l, err := New(client, Options{})
+	l, err := New(client)
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	library := strings.TrimPrefix(strings.SplitN(l.scripts.library, "\n", 2)[0], "#!lua name=")
@@ -114,7 +114,7 @@ func TestScriptsWithoutFunctionRights(t *testing.T) {
 	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "worker", Password: "secret"})
 	t.Cleanup(func() { client.Close() })
 	logs := &logRecorder{}
-	l, err := New(client, Options{Logger: slog.New(logs)})
+	l, err := New(client, WithLogger(slog.New(logs)))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 	require.Eventually(t, func() bool { return scriptsLoaded(t, l, admin) }, 5*time.Second, 10*time.Millisecond, "New loads the scripts")

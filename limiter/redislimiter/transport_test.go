@@ -41,7 +41,7 @@ func TestTransportFailsClosedWhileRedisIsDown(t *testing.T) {
 	require.NoError(t, ln.Close())
 	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	t.Cleanup(func() { client.Close() })
-	l, err := New(client, Options{FailClosed: true, Logger: slog.New(slog.DiscardHandler)})
+	l, err := New(client, WithFailClosed(), WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
 
@@ -78,7 +78,7 @@ func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { re
 // WithMaxWait and never sent.
 func TestTransportKeepsATightenedLimitAfterRedisLostTheDomain(t *testing.T) {
 	srv := redistest.Start(t)
-	l, _ := newTestLimiter(t, srv, Options{})
+	l, _ := newTestLimiter(t, srv)
 	var sent atomic.Int64
 	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		sent.Add(1)

@@ -16,7 +16,6 @@ type turn struct {
 	l     *Limiter
 	key   string
 	rule  *limiter.Rule // the caller's, without the gap this process learned
-	gap   time.Duration // the learned min delay the turn was claimed with, where longer than the rule's
 	id    uint64        // the state's epoch above the reservation's number below
 	start int64         // on Redis's clock, in microseconds
 	given bool          // given back already: a new turn, or none, replaced it
@@ -39,7 +38,7 @@ var _ limiter.Turn = (*turn)(nil)
 
 // Cancel implements limiter.Turn with the cancel script. While Redis does
 // not answer, the turn cannot be given back; Cancel then returns nil, or
-// an error wrapping ErrUnavailable with FailClosed.
+// an error wrapping ErrUnavailable with WithFailClosed.
 func (t *turn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
 	l := t.l
 	switch {
@@ -79,7 +78,7 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 // returns how long. Otherwise Redis records the start, and one later than
 // planned (by more than slip) moves the turns claimed after it, as
 // limiter.Memory does. While Redis does not answer, the turn stands
-// (FailClosed: an error wrapping ErrUnavailable) unless this process knows
+// (WithFailClosed: an error wrapping ErrUnavailable) unless this process knows
 // of a pause in force: then the fallback claims the turn after it. When
 // a turn Redis granted goes, this process's own pace learns that it goes
 // now.
@@ -92,12 +91,12 @@ func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation, rule *limi
 	if rule != nil {
 		t.rule = rule
 	}
-	if t.begun && time.Since(t.granted) <= departSlack {
+	if t.begun && t.l.now().Sub(t.granted) <= departSlack {
 		return 0, nil
 	}
 	wait, err := t.confirmOrFallBack(ctx, res)
 	if _, shared := res.Turn.(*turn); shared && err == nil && wait == 0 && t.l.handoff != nil {
-		now := time.Now()
+		now := t.l.now()
 		t.l.handoff.started(t.key, t.rule, now, now, false)
 	}
 	return wait, err
@@ -140,7 +139,9 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
 	l := t.l
 	paced := *t.rule
-	paced.MinDelay = max(t.rule.MinDelay, t.gap)
+	// The gap the server asks for now: a Crawl-delay or an adaptive gap
+	// learned while the turn waited holds at its start, as in limiter.Memory.
+	paced.MinDelay = l.local.StateAt(limiter.Request{Key: t.key, Rule: t.rule}, l.now()).MinDelay
 	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
 	v, err := l.run(ctx, &l.scripts.confirm, l.keys(t.key), args)
 	if err != nil {

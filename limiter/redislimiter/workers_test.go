@@ -148,7 +148,7 @@ const (
 // delay that varies on a loaded machine.
 const slack = 3
 
-// workerTimeout is the workers' Options.Timeout: longer than the default, so
+// workerTimeout is the workers' WithTimeout: longer than the default, so
 // that on a loaded machine only the outage the test makes is one (a dead
 // Redis refuses connections at once; a slow one is TestSlowRedisCountsAsDown's).
 const workerTimeout = 500 * time.Millisecond

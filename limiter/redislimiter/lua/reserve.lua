@@ -13,8 +13,8 @@
 -- caller's own earlier starts, which Redis did not grant (its fallback
 -- did, while Redis was away), keep this start back. The last start is how
 -- long before now the caller's latest start was (limiter.Request's
--- LastStart): a domain without a state counts it as a start, or the start
--- its record holds, if later. A
+-- LastStart): a domain whose state holds no start (none, or one a pause
+-- made) counts it as a start, or the start its record holds, if later. A
 -- reservation returns {1, wait, reason, serial, start, epoch}, or
 -- {0, wait, reason} when the wait is too long, in which case it claims
 -- nothing. A report returns {wait, reason, paused, then each quota's
@@ -36,10 +36,12 @@ elseif ARGV[extra] then
 end
 
 local now = clock()
-local s, found = load_state(KEYS)
+local s = load_state(KEYS)
 trim(s, rule, now)
-local counted -- the start counted for a domain without a state: the later of its record's and the caller's
-if not found then
+-- The start counted for a domain whose state holds none (lost, or made
+-- by a pause since): the later of its record's and the caller's.
+local counted
+if not s.latest then
   counted = recorded_start(s)
   if last_start then
     counted = math.max(counted or 0, now - math.min(tonumber(last_start), 2 * horizon))
