@@ -9,21 +9,6 @@ import (
 	"github.com/polite-go/polite/internal/feedback"
 )
 
-// CheckRetry is a retry policy as github.com/hashicorp/go-retryablehttp's
-// CheckRetry is: whether to retry after resp or err, and the error to
-// return in place of err. It is an alias of the func type, not a type of
-// its own, so that what RetryPolicy returns is assignable to
-// retryablehttp.Client's CheckRetry field while polite does not import
-// retryablehttp.
-type CheckRetry = func(ctx context.Context, resp *http.Response, err error) (bool, error)
-
-// Backoff is a wait before a retry as github.com/hashicorp/go-retryablehttp's
-// Backoff is: how long to wait before attempt, between min and max, after
-// resp. Like CheckRetry it is an alias of the func type, so that what
-// Transport.Backoff returns is assignable to retryablehttp.Client's
-// Backoff field.
-type Backoff = func(min, max time.Duration, attempt int, resp *http.Response) time.Duration
-
 // RetryPolicy wraps next, a github.com/hashicorp/go-retryablehttp CheckRetry
 // policy, so that the Transport's own refusals are never retried: a wait
 // that failed (a *WaitError: cancelled, a deadline it could not meet,
@@ -40,7 +25,7 @@ type Backoff = func(min, max time.Duration, attempt int, resp *http.Response) ti
 // polite does not import retryablehttp, so programs that do not use it do
 // not carry it; the module examples/retryablehttp shows the two together.
 // A nil next retries nothing.
-func (t *Transport) RetryPolicy(next CheckRetry) CheckRetry {
+func (t *Transport) RetryPolicy(next func(ctx context.Context, resp *http.Response, err error) (bool, error)) func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		if refused(err) {
 			return false, err
@@ -65,7 +50,7 @@ func refused(err error) bool {
 // Transport, whose pacing and the pause the server asked for decide when
 // it is sent. Every other case is left to next; a nil next adds no delay
 // of its own. See RetryPolicy.
-func (t *Transport) Backoff(next Backoff) Backoff {
+func (t *Transport) Backoff(next func(min, max time.Duration, attempt int, resp *http.Response) time.Duration) func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 	return func(min, max time.Duration, attempt int, resp *http.Response) time.Duration {
 		if (resp != nil && feedback.Throttled(resp.StatusCode)) || next == nil {
 			return 0
