@@ -1,4 +1,26 @@
 // Package otelpolite shows polite's pacing in OpenTelemetry traces and metrics.
+//
+// A crawl with a request that fetched robots.txt, then one that waited, one
+// robots.txt refused and one answered 429 with Retry-After: 1, through
+// otelhttp.NewTransport(t) over a Transport made with WithTracing, is traced
+// as:
+//
+//	crawl
+//	├─ HTTP GET        url.full=http://127.0.0.1:8080/first
+//	│  ├─ polite.robots  url.full=http://127.0.0.1:8080/robots.txt
+//	│  └─ polite.wait    polite.domain=127.0.0.1 polite.scope=domain polite.reason=rate polite.wait.duration=0.199
+//	├─ HTTP GET        url.full=…/second
+//	│  └─ polite.wait    polite.domain=127.0.0.1 polite.scope=domain polite.reason=rate polite.wait.duration=0.199
+//	├─ HTTP GET        url.full=…/private  Error
+//	│  └─ polite.refused Error "disallowed by the robots.txt of http://127.0.0.1:8080: Disallow: /private"
+//	│                    polite.domain=127.0.0.1 polite.refusal=robots.txt
+//	└─ HTTP GET        url.full=…/busy http.response.status_code=429
+//	   │               event polite.pause: polite.domain=127.0.0.1 polite.reason=retry-after polite.pause.duration=1
+//	   └─ polite.wait    polite.domain=127.0.0.1 polite.scope=domain polite.reason=rate polite.wait.duration=0.2
+//
+// With the Transport over otelhttp instead, polite's spans are children of
+// crawl, and otelhttp's span of the robots.txt fetch is a child of
+// polite.robots.
 package otelpolite
 
 import (
