@@ -75,9 +75,11 @@
 // # Differences from Google's parser
 //
 // The package is tested against every case of Google's robots_test.cc
-// (github.com/google/robotstxt) that asks whether a URL is allowed. It
-// answers differently, on purpose, in 6 of those 145 cases, and as Google
-// does in the other 139:
+// (github.com/google/robotstxt) that asks whether a URL is allowed, and
+// against cases of CPython's, crawler-commons', texting_robots' and
+// rep-cpp's suites (where one of those expects otherwise, the test says
+// why). It answers differently from Google, on purpose, in 6 of its 145
+// cases, and as Google does in the other 139:
 //
 //   - ID_Encoding (3 of its 7 cases): Google leaves the URL as its caller gives it, so that the
 //     rule "/foo/bar/ツ" does not match the URL "/foo/bar/ツ", and the rule
