@@ -134,33 +134,88 @@ func TestMetricsMatchCollector(t *testing.T) {
 	assert.EqualValues(t, 1, given.GivenUpRequests)
 
 	for _, maxDomains := range []int{0, 1} {
-		registry := prometheus.NewPedanticRegistry()
-		c, err := metrics.NewCollector(tr, metrics.WithMaxDomains(maxDomains))
-		require.NoError(t, err)
-		require.NoError(t, registry.Register(c))
-		reader := sdkmetric.NewManualReader()
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-		_, err = otelpolite.RegisterMetrics(tr, otelpolite.WithMeterProvider(mp), otelpolite.WithMaxDomains(maxDomains))
-		require.NoError(t, err)
-
-		// A pause that ends between the two reads changes polite_paused:
-		// each of the two pauses ends once, so one of three pairs of
-		// reads agrees.
-		var want, got map[string]float64
-		for range 3 {
-			families, err := registry.Gather()
-			require.NoError(t, err)
-			var rm metricdata.ResourceMetrics
-			require.NoError(t, reader.Collect(context.Background(), &rm))
-			if want, got = prometheusPoints(families), otelPoints(t, rm); maps.Equal(want, got) {
-				break
-			}
-		}
-		assert.Equal(t, want, got, "WithMaxDomains(%d)", maxDomains)
+		got := newTwins(t, tr, maxDomains).agree(t)
 		if maxDomains == 1 {
 			assert.Contains(t, got, `polite_requests_total counter {domain="other"}`)
 		}
 	}
+}
+
+// TestMetricsForgottenDomains keys each request by its path on a
+// Transport that tracks two domains: a domain it forgets loses its
+// points, and under WithMaxDomains(1) the counts of those in "other" stay
+// there, as the collector's do. A key that is not UTF-8 is quoted, as the collector
+// quotes it.
+func TestMetricsForgottenDomains(t *testing.T) {
+	srv := newServer(t, nil)
+	byPath := func(r *http.Request) (string, error) { return r.URL.Path, nil }
+	tr, err := polite.NewTransport(nil, polite.WithKeyFunc(byPath), polite.WithMaxDomains(2), polite.WithLoopbackExempt())
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr}
+	all, capped := newTwins(t, tr, 0), newTwins(t, tr, 1)
+	for _, path := range []string{"/a", "/a", "/b", "/c", "/%FF"} {
+		_, err := get(t, client, context.Background(), srv.URL+path)
+		require.NoError(t, err)
+		all.agree(t)
+		capped.agree(t)
+	}
+	assert.Len(t, tr.AllStats(), 2)
+	got := all.agree(t)
+	assert.NotContains(t, got, `polite_requests_total counter {domain="/a"}`, "forgotten")
+	assert.Contains(t, got, `polite_requests_total counter {domain="\"/\\xff\""}`, "quoted")
+	assert.EqualValues(t, 2, requests(got), "the requests of the domains tracked")
+	assert.Positive(t, capped.agree(t)[`polite_requests_total counter {domain="other"}`], "the domains not chosen, forgotten or not")
+}
+
+// requests sums polite_requests_total over the domains of points.
+func requests(points map[string]float64) float64 {
+	var n float64
+	for name, v := range points {
+		if strings.HasPrefix(name, "polite_requests_total ") {
+			n += v
+		}
+	}
+	return n
+}
+
+// twins read one Transport's metrics through the Prometheus collector and
+// through RegisterMetrics, under the same WithMaxDomains.
+type twins struct {
+	registry *prometheus.Registry
+	reader   *sdkmetric.ManualReader
+}
+
+func newTwins(t *testing.T, tr *polite.Transport, maxDomains int) twins {
+	t.Helper()
+	registry := prometheus.NewPedanticRegistry()
+	c, err := metrics.NewCollector(tr, metrics.WithMaxDomains(maxDomains))
+	require.NoError(t, err)
+	require.NoError(t, registry.Register(c))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	_, err = otelpolite.RegisterMetrics(tr, otelpolite.WithMeterProvider(mp), otelpolite.WithMaxDomains(maxDomains))
+	require.NoError(t, err)
+	return twins{registry: registry, reader: reader}
+}
+
+// agree asserts that both read the same points, turned into Prometheus
+// names by the package doc's rule, and returns them. A pause that ends
+// between the two reads changes polite_paused: each pause ends once, so
+// with at most two pauses one of three pairs of reads agrees.
+func (w twins) agree(t *testing.T) map[string]float64 {
+	t.Helper()
+	var want, got map[string]float64
+	for range 3 {
+		families, err := w.registry.Gather()
+		require.NoError(t, err)
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, w.reader.Collect(context.Background(), &rm))
+		if want, got = prometheusPoints(families), otelPoints(t, rm); maps.Equal(want, got) {
+			break
+		}
+	}
+	assert.Equal(t, want, got)
+	return got
 }
 
 // TestRegisterMetricsErrors: what RegisterMetrics cannot use is an error.
