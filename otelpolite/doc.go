@@ -9,12 +9,12 @@
 // turns the dots into underscores, adds _seconds for the unit s (unless
 // the name ends with it) and _total to a counter, so that dashboards over
 // either read the same series. The one name kept longer than the rule
-// says is polite.paused_seconds, as polite.paused is the gauge. Each
-// point has the attribute polite.domain (but polite.domains); the
-// labels class, scope and reason are polite.class, polite.scope and
-// polite.reason:
+// says is polite.paused_seconds, as polite.paused is the gauge. Every
+// instrument but polite.domains has the attribute polite.domain ("other"
+// for the domains WithMaxDomains sums); the labels class, scope and
+// reason are the attributes polite.class, polite.scope and polite.reason:
 //
-//	Prometheus                               OpenTelemetry instrument
+//	Prometheus                               OpenTelemetry instrument          kind           unit, attributes
 //	polite_requests_total                    polite.requests                   counter        {request}
 //	polite_robots_requests_total             polite.robots.requests            counter        {request}
 //	polite_requests_delayed_total            polite.requests.delayed           counter        {request}
@@ -33,7 +33,7 @@
 //	polite_paused                            polite.paused                     gauge          polite.reason
 //	polite_domains                           polite.domains                    updowncounter  {domain}, no polite.domain
 //
-// The counters are asynchronous (observable): they are read from the
+// The instruments are asynchronous (observable): they are read from the
 // Transport's stats when the meter provider collects, so their values are
 // the stats' own.
 package otelpolite
