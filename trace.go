@@ -9,7 +9,7 @@ import (
 
 // Trace is a set of hooks through which a Transport tells what it does
 // for each request, in the spirit of net/http/httptrace: package
-// otelpolite turns them into spans and metrics, and the Transport's own
+// otelpolite turns them into spans, and the Transport's own
 // logging (WithLogger) is made from the same events. Give it to a
 // Transport with WithTrace. Any field may be nil.
 //

@@ -1,26 +1,3 @@
-// Package otelpolite shows polite's pacing in OpenTelemetry traces and metrics.
-//
-// A crawl with a request that fetched robots.txt, then one that waited, one
-// robots.txt refused and one answered 429 with Retry-After: 1, through
-// otelhttp.NewTransport(t) over a Transport made with WithTracing, is traced
-// as:
-//
-//	crawl
-//	├─ HTTP GET        url.full=http://127.0.0.1:8080/first
-//	│  ├─ polite.robots  url.full=http://127.0.0.1:8080/robots.txt
-//	│  └─ polite.wait    polite.domain=127.0.0.1 polite.scope=domain polite.reason=rate polite.wait.duration=0.199
-//	├─ HTTP GET        url.full=…/second
-//	│  └─ polite.wait    polite.domain=127.0.0.1 polite.scope=domain polite.reason=rate polite.wait.duration=0.199
-//	├─ HTTP GET        url.full=…/private  Error
-//	│  └─ polite.refused Error "disallowed by the robots.txt of http://127.0.0.1:8080: Disallow: /private"
-//	│                    polite.domain=127.0.0.1 polite.refusal=robots.txt
-//	└─ HTTP GET        url.full=…/busy http.response.status_code=429
-//	   │               event polite.pause: polite.domain=127.0.0.1 polite.reason=retry-after polite.pause.duration=1
-//	   └─ polite.wait    polite.domain=127.0.0.1 polite.scope=domain polite.reason=rate polite.wait.duration=0.2
-//
-// With the Transport over otelhttp instead, polite's spans are children of
-// crawl, and otelhttp's span of the robots.txt fetch is a child of
-// polite.robots.
 package otelpolite
 
 import (
@@ -42,27 +19,51 @@ import (
 // scope names the instrumentation: the tracer's and the meter's.
 const scope = "github.com/polite-go/polite/otelpolite"
 
-// Option configures WithTracing.
+// Option configures WithTracing and RegisterMetrics; each option says
+// which of them reads it.
 type Option func(*settings)
 
 type settings struct {
 	tracerProvider trace.TracerProvider
 	meterProvider  metric.MeterProvider
+	maxDomains     int
 }
 
-// WithTracerProvider sets the provider of the spans; the global one
+// resolve applies opts over the defaults: all zero.
+func resolve(opts []Option) settings {
+	var s settings
+	for _, opt := range opts {
+		opt(&s)
+	}
+	return s
+}
+
+// WithTracerProvider sets the provider of WithTracing's spans; the global one
 // (otel.GetTracerProvider) by default, or if tp is nil.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return func(s *settings) { s.tracerProvider = tp }
 }
 
-// WithMeterProvider sets the provider of the metrics; the global one
-// (otel.GetMeterProvider) by default, or if mp is nil.
+// WithMeterProvider sets the provider of RegisterMetrics' instruments;
+// the global one (otel.GetMeterProvider) by default, or if mp is nil.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return func(s *settings) { s.meterProvider = mp }
 }
 
-// WithTracing makes a Transport show its pacing in traces and metrics,
+// WithMaxDomains caps the domains that RegisterMetrics gives points of
+// their own at n, as the Prometheus collector's metrics.WithMaxDomains
+// does; by default, or if n is 0, there is no cap. Free places go to the
+// busiest domains (by requests sent) at the collection that finds them
+// free, and a domain keeps its place for as long as the Transport tracks
+// it. Every other domain is summed into the points with
+// polite.domain="other", whose counters keep growing, whose
+// polite.requests.in_flight is their sum, and whose polite.paused is how
+// many of them are paused, by reason. A negative n is an error.
+func WithMaxDomains(n int) Option {
+	return func(s *settings) { s.maxDomains = n }
+}
+
+// WithTracing makes a Transport show its pacing in OpenTelemetry traces,
 // through a polite.Trace. Every span it makes is a child of the span in
 // the request's context, so it works whichever way the Transport and
 // otelhttp wrap each other:
@@ -86,37 +87,17 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 //     that waits for a fetch another started gets a span
 //     "polite.robots.wait" linked to the fetch's, which is linked back.
 //
-// The metrics are the counters of the Prometheus collector (package
-// metrics), named as OpenTelemetry's rules ask, which an exporter to
-// Prometheus turns back into the same names: polite.requests,
-// polite.robots.requests, polite.requests.delayed (with polite.scope),
-// polite.requests.canceled, polite.requests.disallowed (both with
-// polite.refusal), polite.requests.failed, polite.responses (with
-// polite.class: 2xx … 5xx, other), polite.throttled_responses,
-// polite.degraded_requests, polite.wait (s) and polite.paused (s, with
-// polite.reason), each with the attribute polite.domain. The collector's
-// gauges (in flight, paused, domains) are not among them.
+// It reads WithTracerProvider; RegisterMetrics makes the metrics.
 func WithTracing(opts ...Option) polite.Option {
-	s := settings{}
-	for _, opt := range opts {
-		opt(&s)
-	}
+	s := resolve(opts)
 	if s.tracerProvider == nil {
 		s.tracerProvider = otel.GetTracerProvider()
 	}
-	if s.meterProvider == nil {
-		s.meterProvider = otel.GetMeterProvider()
-	}
-	h := &hooks{
-		tracer:      s.tracerProvider.Tracer(scope),
-		instruments: newInstruments(s.meterProvider.Meter(scope)),
-	}
+	h := &hooks{tracer: s.tracerProvider.Tracer(scope)}
 	return polite.WithTrace(&polite.Trace{
 		Waited:       h.waited,
 		PauseLearned: h.pauseLearned,
 		Refused:      h.refused,
-		Sent:         h.sent,
-		Answered:     h.answered,
 		RobotsFetch:  h.robotsFetch,
 		RobotsJoined: h.robotsJoined,
 	})
@@ -134,11 +115,9 @@ const (
 	attrURL           = attribute.Key("url.full")
 )
 
-// hooks makes the spans and metrics of one Transport. It is safe for
-// concurrent use.
+// hooks makes the spans of one Transport. It is safe for concurrent use.
 type hooks struct {
 	tracer trace.Tracer
-	*instruments
 }
 
 func (h *hooks) waited(ctx context.Context, domain, scope string, reason limiter.Reason, wait time.Duration) {
@@ -147,7 +126,6 @@ func (h *hooks) waited(ctx context.Context, domain, scope string, reason limiter
 		trace.WithTimestamp(end.Add(-wait)),
 		trace.WithAttributes(attrDomain.String(domain), attrScope.String(scope), attrReason.String(string(reason)), attrWaitDuration.Float64(wait.Seconds())))
 	span.End(trace.WithTimestamp(end))
-	h.countWait(ctx, domain, scope, wait)
 }
 
 // pauseLearned adds the event polite.pause to the request's span or, if
@@ -161,7 +139,6 @@ func (h *hooks) pauseLearned(ctx context.Context, domain string, reason limiter.
 		span.AddEvent("polite.pause", attrs)
 		span.End()
 	}
-	h.countPause(ctx, domain, reason, pause)
 }
 
 func (h *hooks) refused(ctx context.Context, domain string, err error) {
@@ -169,19 +146,7 @@ func (h *hooks) refused(ctx context.Context, domain string, err error) {
 	_, span := h.tracer.Start(ctx, "polite.refused", trace.WithAttributes(attrDomain.String(domain), attrRefusal.String(why)))
 	span.SetStatus(codes.Error, describe(err))
 	span.End()
-	h.countRefusal(ctx, domain, why)
 }
-
-func (h *hooks) sent(ctx context.Context, domain string, degraded bool) {
-	h.countSent(ctx, domain, ctx.Value(robotsFetchKey{}) != nil, degraded)
-}
-
-func (h *hooks) answered(ctx context.Context, domain string, status int, err error) {
-	h.countAnswer(ctx, domain, ctx.Value(robotsFetchKey{}) != nil, status, err)
-}
-
-// robotsFetchKey marks the context of a robots.txt fetch.
-type robotsFetchKey struct{}
 
 // robotsFetch starts the span of a robots.txt fetch, a child of the
 // request's, and returns the fetch's context: the span and the request's
@@ -189,7 +154,7 @@ type robotsFetchKey struct{}
 func (h *hooks) robotsFetch(ctx context.Context, url string) (context.Context, func(error)) {
 	ctx, span := h.tracer.Start(ctx, "polite.robots", trace.WithAttributes(attrURL.String(url)))
 	fetchCtx := baggage.ContextWithBaggage(trace.ContextWithSpan(context.Background(), span), baggage.FromContext(ctx))
-	return context.WithValue(fetchCtx, robotsFetchKey{}, true), func(err error) {
+	return fetchCtx, func(err error) {
 		if err != nil {
 			span.SetStatus(codes.Error, err.Error())
 		}

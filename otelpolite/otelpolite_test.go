@@ -27,7 +27,8 @@ import (
 )
 
 // server is a real HTTP server: its robots.txt disallows /private,
-// /busy answers 429 with Retry-After: 1, and every other path 200. Each
+// /busy answers 429 with Retry-After: 1, /broken 502, /open 200 with a
+// body, and every other path 200 with none. Each
 // request it receives is recorded with the trace it carries.
 type server struct {
 	*httptest.Server
@@ -56,6 +57,8 @@ func newServer(t *testing.T, hold chan struct{}) *server {
 			w.WriteHeader(http.StatusTooManyRequests)
 		case "/broken":
 			w.WriteHeader(http.StatusBadGateway)
+		case "/open":
+			io.WriteString(w, "a body to leave open")
 		}
 	}))
 	t.Cleanup(s.Close)

@@ -115,7 +115,9 @@ func TestMetricsDegradedAndFailed(t *testing.T) {
 	l, err := redislimiter.New(client, redislimiter.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
-	tr, err := polite.NewTransport(nil, polite.WithLimiter(l), otelpolite.WithTracing(otelpolite.WithMeterProvider(mp)))
+	tr, err := polite.NewTransport(nil, polite.WithLimiter(l))
+	require.NoError(t, err)
+	_, err = otelpolite.RegisterMetrics(tr, otelpolite.WithMeterProvider(mp))
 	require.NoError(t, err)
 
 	_, err = get(t, &http.Client{Transport: tr}, context.Background(), gone.URL+"/")
@@ -127,7 +129,7 @@ func TestMetricsDegradedAndFailed(t *testing.T) {
 	require.True(t, ok)
 	at := attribute.NewSet(attribute.String("polite.domain", "127.0.0.1"))
 	assert.EqualValues(t, 1, s.DegradedRequests)
-	assert.EqualValues(t, s.DegradedRequests, intSum(t, rm, "polite.degraded_requests", at))
+	assert.EqualValues(t, s.DegradedRequests, point[int64](t, rm, "polite.degraded_requests", at))
 	assert.EqualValues(t, 1, s.FailedRequests)
-	assert.EqualValues(t, s.FailedRequests, intSum(t, rm, "polite.requests.failed", at))
+	assert.EqualValues(t, s.FailedRequests, point[int64](t, rm, "polite.requests.failed", at))
 }
