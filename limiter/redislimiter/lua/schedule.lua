@@ -164,7 +164,9 @@ end
 -- the plan before it.
 local function claim(s, rule, t)
   s.serial = (s.serial + 1) % 4294967296
-  local turn = {[SERIAL] = s.serial, [AT] = t, [TOKENS] = s.tokens, [TOKENS_AT] = s.tokens_at, [LATEST] = s.latest}
+  -- its fields in order (SERIAL to LATEST), with room for the others, so
+  -- that the table is made once at its size
+  local turn = {s.serial, t, s.tokens, s.tokens_at, s.latest, nil, nil, nil, nil, nil}
   plan_start(s, rule, t)
   return turn
 end
