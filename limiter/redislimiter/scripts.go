@@ -216,8 +216,8 @@ func ruleArgs(rule limiter.Rule, extra int) []any {
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		rate = 0
 	}
-	b := make([]byte, 0, 48+24*len(rule.Quotas))
-	b = strconv.AppendFloat(b, rate, 'g', -1, 64)
+	var buf [64]byte // room for a rule without quotas, so that only the string is made
+	b := strconv.AppendFloat(buf[:0], rate, 'g', -1, 64)
 	b = strconv.AppendInt(append(b, ' '), int64(rule.Burst), 10)
 	b = strconv.AppendInt(append(b, ' '), micros(rule.MinDelay), 10)
 	b = strconv.AppendInt(append(b, ' '), micros(rule.Jitter), 10)
