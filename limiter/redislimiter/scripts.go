@@ -206,20 +206,27 @@ func hashTag(domain string) string {
 }
 
 // ruleArgs returns the rule as the scripts read it from the start of
-// ARGV, with room for extra more arguments: rate, burst, min delay,
-// jitter, the number of quotas, then each quota's requests and window. Durations become
-// microseconds, rounded up so that no gap gets shorter. A rate that is
-// not a positive finite number means no bucket, as 0 does.
+// ARGV, with room for extra more arguments: one argument, numbers apart by
+// spaces (rate, burst, min delay, jitter, then each quota's requests and
+// window), so that a script reads an unchanged rule by one lookup.
+// Durations become microseconds, rounded up so that no gap gets shorter. A
+// rate that is not a positive finite number means no bucket, as 0 does.
 func ruleArgs(rule limiter.Rule, extra int) []any {
 	rate := rule.Rate
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		rate = 0
 	}
-	args := make([]any, 0, 5+2*len(rule.Quotas)+extra)
-	args = append(args, rate, rule.Burst, micros(rule.MinDelay), micros(rule.Jitter), len(rule.Quotas))
+	var buf [64]byte // room for a rule without quotas, so that only the string is made
+	b := strconv.AppendFloat(buf[:0], rate, 'g', -1, 64)
+	b = strconv.AppendInt(append(b, ' '), int64(rule.Burst), 10)
+	b = strconv.AppendInt(append(b, ' '), micros(rule.MinDelay), 10)
+	b = strconv.AppendInt(append(b, ' '), micros(rule.Jitter), 10)
 	for _, q := range rule.Quotas {
-		args = append(args, q.Requests, micros(q.Window))
+		b = strconv.AppendInt(append(b, ' '), int64(q.Requests), 10)
+		b = strconv.AppendInt(append(b, ' '), micros(q.Window), 10)
 	}
+	args := make([]any, 1, 1+extra)
+	args[0] = string(b)
 	return args
 }
 

@@ -97,35 +97,41 @@ end
 -- not_before.
 local function earliest(s, rule, now, sample, not_before)
   local t, reason = now, ''
-  local function later(u, why)
-    if u > t then
-      t, reason = u, why
+  local latest = s.latest
+  if latest then
+    if latest > t then
+      t, reason = latest, 'queue'
+    end
+    if rule.min_delay > 0 and latest + rule.min_delay > t then
+      t, reason = latest + rule.min_delay, 'min_delay'
     end
   end
-  if s.latest then
-    later(s.latest, 'queue')
-    if rule.min_delay > 0 then
-      later(s.latest + rule.min_delay, 'min_delay')
-    end
+  if not_before > t then
+    t, reason = not_before, 'queue'
   end
-  later(not_before, 'queue')
-  later(s.paused_until, 'pause')
+  if s.paused_until > t then
+    t, reason = s.paused_until, 'pause'
+  end
   if #rule.quotas > 0 then
     local n = redis.call('LLEN', s.history)
     for _, q in ipairs(rule.quotas) do
-      if n >= q.requests then
-        later(tonumber(redis.call('LINDEX', s.history, n - q.requests)) + q.window, 'quota')
+      local free = n >= q.requests and tonumber(redis.call('LINDEX', s.history, n - q.requests)) + q.window
+      if free and free > t then
+        t, reason = free, 'quota'
       end
     end
   end
   if rule.rate > 0 then
-    later(ready(s.tokens, s.tokens_at, t, rule), 'rate')
+    local token = ready(s.tokens, s.tokens_at, t, rule)
+    if token > t then
+      t, reason = token, 'rate'
+    end
   end
-  if s.latest and sample > 0 then
+  if latest and sample > 0 then
     if t > now then
       t = t + sample
-    else
-      later(s.latest + sample, 'jitter')
+    elseif latest + sample > t then
+      t, reason = latest + sample, 'jitter'
     end
   end
   return t, reason
@@ -158,7 +164,9 @@ end
 -- the plan before it.
 local function claim(s, rule, t)
   s.serial = (s.serial + 1) % 4294967296
-  local turn = {[SERIAL] = s.serial, [AT] = t, [TOKENS] = s.tokens, [TOKENS_AT] = s.tokens_at, [LATEST] = s.latest}
+  -- its fields in order (SERIAL to LATEST), with room for the others, so
+  -- that the table is made once at its size
+  local turn = {s.serial, t, s.tokens, s.tokens_at, s.latest, nil, nil, nil, nil, nil}
   plan_start(s, rule, t)
   return turn
 end

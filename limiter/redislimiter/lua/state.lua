@@ -81,20 +81,44 @@ local function save_state(s)
     s.sent, s.sent_tokens, s.made, s.window, s.window_until, s.turns))
 end
 
--- read_rule returns the rule at the start of argv, a script's arguments:
--- rate, burst, min_delay, jitter, the number of quotas, then each quota's
--- requests and window; and the index in argv of the first argument after
--- it. Each duration is cut to twice horizon, so that every time stays an
--- exact integer well within an int64.
-local function read_rule(argv)
-  local rule = {rate = tonumber(argv[1]), burst = tonumber(argv[2]), min_delay = math.min(tonumber(argv[3]), 2 * horizon),
-    jitter = math.min(tonumber(argv[4]), 2 * horizon), quotas = {}, longest = 0}
-  local count = tonumber(argv[5])
-  for i = 1, count do
-    local q = {requests = tonumber(argv[4 + 2 * i]), window = math.min(tonumber(argv[5 + 2 * i]), 2 * horizon)}
+-- parse_rule returns the rule that text, the first of a script's
+-- arguments, writes as numbers apart by spaces: rate, burst, min_delay,
+-- jitter, then each quota's requests and window. Each duration is cut to
+-- twice horizon, so that every time stays an exact integer well within an
+-- int64.
+local function parse_rule(text)
+  local v = {}
+  for field in string.gmatch(text, '%S+') do
+    v[#v + 1] = tonumber(field)
+  end
+  local rule = {rate = v[1], burst = v[2], min_delay = math.min(v[3], 2 * horizon), jitter = math.min(v[4], 2 * horizon), quotas = {},
+    longest = 0}
+  for i = 1, (#v - 4) / 2 do
+    local q = {requests = v[3 + 2 * i], window = math.min(v[4 + 2 * i], 2 * horizon)}
     rule.quotas[i], rule.longest = q, math.max(rule.longest, q.window)
   end
-  return rule, 6 + 2 * count
+  return rule
+end
+
+-- rules holds the rules read so far, by their text, so that a function
+-- of the library, whose locals last from call to call, parses a rule
+-- once; scripts run by hash start with it empty. It forgets them all past
+-- max_rules. The scripts never change a rule.
+local rules, rules_held, max_rules = {}, 0, 1000
+
+-- read_rule returns the rule that the first of argv, a script's
+-- arguments, writes (parse_rule), and the index in argv of the argument
+-- after it.
+local function read_rule(argv)
+  local rule = rules[argv[1]]
+  if not rule then
+    rule = parse_rule(argv[1])
+    if rules_held >= max_rules then
+      rules, rules_held = {}, 0
+    end
+    rules[argv[1]], rules_held = rule, rules_held + 1
+  end
+  return rule, 2
 end
 
 -- token_time returns how long a bucket filling at rate per second takes
