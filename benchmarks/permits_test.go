@@ -64,8 +64,8 @@ func BenchmarkPermits(b *testing.B) {
 	rule := &limiter.Rule{Rate: 1e6, Burst: 1000}
 	reserve := func(i int) error {
 		res, err := l.Reserve(ctx, limiter.Request{Key: names[i%keys], Rule: rule})
-		if err == nil && (res.Degraded || !res.OK || res.Wait > 0) {
-			err = fmt.Errorf("reserve: degraded %v, ok %v, wait %v", res.Degraded, res.OK, res.Wait)
+		if err == nil && (res.Degraded() || !res.OK() || res.Wait() > 0) {
+			err = fmt.Errorf("reserve: degraded %v, ok %v, wait %v", res.Degraded(), res.OK(), res.Wait())
 		}
 		return err
 	}

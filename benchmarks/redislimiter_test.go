@@ -121,8 +121,8 @@ func benchCases(b *testing.B) (*redistest.Server, []benchCase) {
 		b.Cleanup(func() { l.Close() })
 		return func(b *testing.B) {
 			res, err := l.Reserve(ctx, req)
-			if err != nil || res.Degraded || !res.OK {
-				b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
+			if err != nil || res.Degraded() || !res.OK() {
+				b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded(), res.OK())
 			}
 		}
 	}
@@ -262,8 +262,8 @@ func BenchmarkHandoff(b *testing.B) {
 			var next atomic.Uint64
 			return func(b *testing.B) {
 				req := limiter.Request{Key: names[next.Add(1)%uint64(keys)], Rule: rule}
-				if res, err := l.Reserve(ctx, req); err != nil || res.Degraded || !res.OK {
-					b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded, res.OK)
+				if res, err := l.Reserve(ctx, req); err != nil || res.Degraded() || !res.OK() {
+					b.Errorf("reserve: %v (degraded %v, ok %v)", err, res.Degraded(), res.OK())
 				}
 			}
 		}

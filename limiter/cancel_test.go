@@ -90,7 +90,7 @@ func TestNoWaitWhileTokensLast(t *testing.T) {
 		wg.Go(func() {
 			for range each {
 				res, err := m.Reserve(context.Background(), r)
-				if err != nil || res.Wait > 0 {
+				if err != nil || res.Wait() > 0 {
 					waited[g]++
 				}
 			}

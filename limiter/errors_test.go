@@ -88,8 +88,9 @@ func TestMemoryAdaptiveGapOutlivesOtherKeys(t *testing.T) {
 	for i := range 200 {
 		m.ReserveAt(limiter.Request{Key: fmt.Sprintf("k%d.example", i), Rule: &rule}, t1)
 	}
-	require.Zero(t, m.ReserveAt(r, t1).Wait)
-	assert.Equal(t, 4*time.Second, m.ReserveAt(r, t1).Wait)
+	first, second := m.ReserveAt(r, t1), m.ReserveAt(r, t1)
+	require.Zero(t, first.Wait())
+	assert.Equal(t, 4*time.Second, second.Wait())
 }
 
 // Adaptive pacing keeps its start delay from the first request on, and
@@ -104,11 +105,11 @@ func TestMemoryAdaptiveStartAndMaxDelay(t *testing.T) {
 	st := m.StateAt(r, t0)
 	assert.Equal(t, 5*time.Second, st.MinDelay, "before any request")
 	first := m.ReserveAt(r, t0)
-	require.True(t, first.OK)
-	assert.Zero(t, first.Wait)
+	require.True(t, first.OK())
+	assert.Zero(t, first.Wait())
 	second := m.ReserveAt(r, t0)
-	assert.Equal(t, 5*time.Second, second.Wait, "the second request, before any response, waits the start delay")
-	assert.Equal(t, limiter.Reason("adaptive"), second.Reason)
+	assert.Equal(t, 5*time.Second, second.Wait(), "the second request, before any response, waits the start delay")
+	assert.Equal(t, limiter.Reason("adaptive"), second.Reason())
 
 	at := t0
 	for range 30 {

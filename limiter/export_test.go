@@ -20,7 +20,7 @@ func ConfirmAt(res *Reservation, now time.Time) time.Duration {
 // ConfirmRuleAt is Reservation.Confirm at now under rule, for a
 // reservation Memory made.
 func ConfirmRuleAt(res *Reservation, rule *Rule, now time.Time) time.Duration {
-	sh := (*shard)(res.Turn.(*memoryTurn))
+	sh := (*shard)(res.turn.(*memoryTurn))
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return sh.confirmLocked(res, rule, sh.m.nanos(now), sh.m.jitter(rule))

@@ -28,8 +28,8 @@ func TestRestoredTimesFitTheRule(t *testing.T) {
 
 	rule := limiter.Rule{Rate: 1, Burst: 1, MaxPause: 2 * time.Second}
 	res = m.ReserveAt(limiter.Request{Key: "ahead.com", Rule: &rule}, now)
-	assert.LessOrEqual(t, res.Wait, 2*time.Second, "at most one cycle of the rule from now, and the token")
+	assert.LessOrEqual(t, res.Wait(), 2*time.Second, "at most one cycle of the rule from now, and the token")
 	res = m.ReserveAt(limiter.Request{Key: "paused.com", Rule: &rule}, now)
-	assert.LessOrEqual(t, res.Wait, 2*time.Second, "at most the rule's MaxPause")
-	assert.Equal(t, limiter.ReasonRetryAfter, res.Reason)
+	assert.LessOrEqual(t, res.Wait(), 2*time.Second, "at most the rule's MaxPause")
+	assert.Equal(t, limiter.ReasonRetryAfter, res.Reason())
 }

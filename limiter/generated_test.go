@@ -57,7 +57,7 @@ func generatedRun(t *testing.T, rng *rand.Rand, rule limiter.Rule) []time.Durati
 		switch op := rng.IntN(10); {
 		case op < 4:
 			res, at := c.reserveAt(m, r, now)
-			if res.Wait == 0 && limiter.ConfirmAt(&res, c.at(now)) == 0 {
+			if res.Wait() == 0 && limiter.ConfirmAt(&res, c.at(now)) == 0 {
 				starts = append(starts, now)
 			} else {
 				queue = append(queue, &waiting{res: res, at: at + time.Duration(rng.Int64N(int64(ms(200))))})

@@ -20,10 +20,10 @@ func TestSetJitterSource(t *testing.T) {
 	now := time.Now()
 	first := m.ReserveAt(limiter.Request{Key: "a", Rule: &rule}, now)
 	second := m.ReserveAt(limiter.Request{Key: "a", Rule: &rule}, now)
-	assert.Zero(t, first.Wait)
-	assert.Equal(t, 125*time.Millisecond, second.Wait, "min delay, then the sample drawn")
+	assert.Zero(t, first.Wait())
+	assert.Equal(t, 125*time.Millisecond, second.Wait(), "min delay, then the sample drawn")
 	assert.Equal(t, []time.Duration{50 * time.Millisecond, 50 * time.Millisecond}, bounds)
 	none := m.ReserveAt(limiter.Request{Key: "b", Rule: &limiter.Rule{MinDelay: time.Second}}, now)
-	assert.Zero(t, none.Wait)
+	assert.Zero(t, none.Wait())
 	assert.Len(t, bounds, 2, "no jitter, no sample")
 }

@@ -42,11 +42,11 @@ func TestLastStartCountsWhereNoStateIs(t *testing.T) {
 
 			m := limiter.NewMemory()
 			res, _ := c.reserveAt(m, r, now)
-			require.True(t, res.OK)
-			assert.Equal(t, tt.wait, res.Wait, "Reserve")
-			assert.Equal(t, tt.reason, res.Reason, "Reserve's reason")
+			require.True(t, res.OK())
+			assert.Equal(t, tt.wait, res.Wait(), "Reserve")
+			assert.Equal(t, tt.reason, res.Reason(), "Reserve's reason")
 			next, _ := c.reserveAt(m, r, now)
-			assert.Equal(t, tt.second, next.Wait, "the next Reserve")
+			assert.Equal(t, tt.second, next.Wait(), "the next Reserve")
 		})
 	}
 }
@@ -58,11 +58,11 @@ func TestLastStartIgnoredWhereStateIs(t *testing.T) {
 	m := limiter.NewMemory()
 	rule := limiter.Rule{MinDelay: time.Second}
 	res, _ := c.reserveAt(m, limiter.Request{Key: "held.example", Rule: &rule}, 0)
-	require.Zero(t, res.Wait)
+	require.Zero(t, res.Wait())
 	r := limiter.Request{Key: "held.example", Rule: &rule, LastStart: c.at(1900 * time.Millisecond)}
 	assert.Zero(t, m.StateAt(r, c.at(2*time.Second)).Wait)
 	res, _ = c.reserveAt(m, r, 2*time.Second)
-	assert.Zero(t, res.Wait, "a second after the start the state holds")
+	assert.Zero(t, res.Wait(), "a second after the start the state holds")
 }
 
 // TestLastStartAfterMemoryForgot checks the case LastStart is for: a key
@@ -77,7 +77,7 @@ func TestLastStartAfterMemoryForgot(t *testing.T) {
 	nextWait := func(told bool) time.Duration {
 		m := limiter.NewMemory()
 		res, _ := c.reserveAt(m, limiter.Request{Key: "idle.example", Rule: &loose}, 0)
-		require.Zero(t, res.Wait)
+		require.Zero(t, res.Wait())
 		for i := range 2000 {
 			c.reserveAt(m, limiter.Request{Key: fmt.Sprintf("k%d.example", i), Rule: &loose}, 2*time.Second)
 		}
@@ -86,7 +86,7 @@ func TestLastStartAfterMemoryForgot(t *testing.T) {
 			r.LastStart = c.at(0)
 		}
 		res, _ = c.reserveAt(m, r, 2*time.Second)
-		return res.Wait
+		return res.Wait()
 	}
 	require.Zero(t, nextWait(false), "Memory forgot the key: without LastStart it starts afresh")
 	assert.Equal(t, 58*time.Second, nextWait(true))

@@ -128,40 +128,79 @@ func (r *Request) EffectiveRule() *Rule {
 var noRule Rule
 
 // Reservation is a claimed turn, or the refusal of one. Its Limiter makes
-// it; the caller starts its request when Wait has passed, or gives the
-// turn back with Cancel. A Reservation is not safe for concurrent use.
+// it (another Limiter than Memory with Granted or Refused); the caller
+// starts its request when Wait has passed, or gives the turn back with
+// Cancel. The zero Reservation is a refusal that claims nothing. A
+// Reservation is not safe for concurrent use.
 type Reservation struct {
-	// OK is false when the wait would have exceeded the request's MaxWait;
-	// then nothing was claimed.
-	OK bool
-	// Degraded is true when a fallback made the reservation because the
-	// shared store did not answer.
-	Degraded bool
-	// Wait is how long from the reservation to its turn: what Reserve
-	// planned, plus what each Confirm adds when it holds the request back;
-	// when OK is false, the wait the turn would have needed.
-	Wait time.Duration
-	// Reason names the rule that set the wait; empty when there is none.
-	Reason Reason
-	// Start is when the turn starts, on this process's clock, as far as
-	// the Limiter knows it without reading the clock again (once Confirm
-	// let the request go, when it left); zero if it does not say.
-	Start time.Time
-	// Turn is how the Limiter that made the reservation gives it back or
-	// confirms it; nil when there is nothing to give back.
-	Turn Turn
+	ok       bool
+	degraded bool
+	wait     time.Duration
+	reason   Reason
+	start    time.Time
+	turn     Turn
 	// What Memory needs to find the turn again.
 	state *keyState
 	key   string // the state's key, for Persist's commits
 	rule  *Rule
 	id    uint64
 	at    int64
-	begun bool // its departure was noted when it was reserved, at Start
+	begun bool // its departure was noted when it was reserved, at start
 }
 
-// Turn is what a Limiter sets in its reservations' Turn field: how it
-// gives a reservation back or confirms its departure. Memory has its own;
-// another Limiter implements these two methods.
+// Granted returns the Reservation of a turn claimed wait from now, for
+// the rule reason names (empty when none), that starts at start on this
+// process's clock (zero when the Limiter does not say: the caller then
+// takes now plus wait). turn gives it back and confirms it; nil when
+// there is nothing to give back or confirm.
+func Granted(wait time.Duration, reason Reason, start time.Time, turn Turn) Reservation {
+	return Reservation{ok: true, wait: wait, reason: reason, start: start, turn: turn}
+}
+
+// Refused returns the Reservation of a turn not claimed because it would
+// have come wait from now, past the request's MaxWait, for the rule reason
+// names.
+func Refused(wait time.Duration, reason Reason) Reservation {
+	return Reservation{wait: wait, reason: reason}
+}
+
+// Degrade returns r marked as made by a fallback because the shared
+// store did not answer: see Reservation.Degraded.
+func Degrade(r Reservation) Reservation {
+	r.degraded = true
+	return r
+}
+
+// OK reports whether the turn was claimed: false when its wait would have
+// exceeded the request's MaxWait, and then nothing was claimed.
+func (r *Reservation) OK() bool { return r.ok }
+
+// Degraded reports whether a fallback made the reservation because the
+// shared store did not answer.
+func (r *Reservation) Degraded() bool { return r.degraded }
+
+// Wait is the planned wait: how long from the reservation to its turn
+// (moved later by a Confirm that holds the request back); when OK is
+// false, the wait the turn would have needed. The time a request waited
+// in all is Waited.Wait.
+func (r *Reservation) Wait() time.Duration { return r.wait }
+
+// Reason names the rule that set the wait; empty when there is none.
+func (r *Reservation) Reason() Reason { return r.reason }
+
+// Start is when the turn starts, on this process's clock, as far as the
+// Limiter knows it without reading the clock again (once Confirm let the
+// request go, when it left); zero if it does not say.
+func (r *Reservation) Start() time.Time { return r.start }
+
+// Turn returns the Turn the reservation's Limiter gave it (to Granted):
+// how a Limiter finds its own turn in a reservation it made. It is nil
+// when there is nothing to give back or confirm.
+func (r *Reservation) Turn() Turn { return r.turn }
+
+// Turn is how a Limiter other than Memory gives its reservations back and
+// confirms their departure: it passes one to Granted, and Reservation's
+// Cancel and Confirm call it. Memory has its own.
 type Turn interface {
 	// Cancel gives back res, whose request will not be sent (or whose
 	// departure Confirm noted but which did not leave), as far as that
@@ -176,27 +215,27 @@ type Turn interface {
 	// notes this one; a departure later than planned moves the turns after
 	// it. It returns 0 when the request may leave now, or how much longer
 	// it must wait (the key was paused meanwhile, an earlier request left
-	// late, the rule got stricter), noting nothing: res then holds the
-	// turn it waits for, its Wait grows by as much, and the caller sleeps
-	// and calls Confirm again.
+	// late, the rule got stricter), noting nothing: it then sets *res to
+	// the turn it waits for (with Granted), and the caller sleeps and
+	// calls Confirm again.
 	Confirm(ctx context.Context, res *Reservation, rule *Rule) (time.Duration, error)
 }
 
 // Cancel gives the turn back: see Turn.
 func (r *Reservation) Cancel(ctx context.Context) error {
-	if !r.OK || r.Turn == nil {
+	if !r.ok || r.turn == nil {
 		return nil
 	}
-	return r.Turn.Cancel(ctx, r)
+	return r.turn.Cancel(ctx, r)
 }
 
 // Confirm is the departure gate under rule (nil for the rule r was
 // reserved with): see Turn.
 func (r *Reservation) Confirm(ctx context.Context, rule *Rule) (time.Duration, error) {
-	if !r.OK || r.Turn == nil {
+	if !r.ok || r.turn == nil {
 		return 0, nil
 	}
-	return r.Turn.Confirm(ctx, r, rule)
+	return r.turn.Confirm(ctx, r, rule)
 }
 
 // Observation is what a server said about a key.

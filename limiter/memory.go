@@ -90,8 +90,8 @@ func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter t
 	rule := r.EffectiveRule()
 	s := sh.stateLocked(r, now)
 	s.reserve(now, rule, jitter, r.MaxWait, res)
-	res.Turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
-	res.Start = sh.m.epoch.Add(time.Duration(res.at))
+	res.turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
+	res.start = sh.m.epoch.Add(time.Duration(res.at))
 }
 
 // Observe implements Limiter on the current time.
@@ -166,7 +166,7 @@ func (t *memoryTurn) Cancel(_ context.Context, res *Reservation) error {
 // A turn that came at once had its departure noted when it was reserved:
 // if its request leaves within departSlack of that, Confirm takes no lock.
 func (t *memoryTurn) Confirm(_ context.Context, res *Reservation, rule *Rule) (time.Duration, error) {
-	if res.begun && time.Since(res.Start) <= departSlack {
+	if res.begun && time.Since(res.start) <= departSlack {
 		return 0, nil
 	}
 	res.begun = false
@@ -186,8 +186,8 @@ func (sh *shard) confirmLocked(res *Reservation, rule *Rule, now int64, jitter t
 	}
 	wait := res.state.confirm(now, res, rule, jitter)
 	sh.changedLocked(res.key)
-	res.Wait += wait
-	res.Start = sh.m.epoch.Add(time.Duration(now + int64(wait)))
+	res.wait += wait
+	res.start = sh.m.epoch.Add(time.Duration(now + int64(wait)))
 	return wait
 }
 

@@ -29,7 +29,7 @@ func (c clock) at(d time.Duration) time.Time { return c.base.Add(d) }
 // offset its request starts at.
 func (c clock) reserveAt(m *limiter.Memory, r limiter.Request, now time.Duration) (limiter.Reservation, time.Duration) {
 	res := m.ReserveAt(r, c.at(now))
-	return res, now + res.Wait
+	return res, now + res.Wait()
 }
 
 // stateAt is m's state of key under rule at now.
@@ -73,9 +73,9 @@ func TestTokenBucket(t *testing.T) {
 	var waits []time.Duration
 	for range 6 {
 		res, _ := c.reserveAt(m, r, 0)
-		require.True(t, res.OK)
-		waits = append(waits, res.Wait)
-		reasons = append(reasons, res.Reason)
+		require.True(t, res.OK())
+		waits = append(waits, res.Wait())
+		reasons = append(reasons, res.Reason())
 	}
 	assert.Equal(t, []time.Duration{0, 0, 0, ms(100), ms(200), ms(300)}, waits, "the burst goes at once, then 1/rate apart")
 	assert.Equal(t, []limiter.Reason{"", "", "", limiter.ReasonRate, limiter.ReasonRate, limiter.ReasonRate}, reasons)
@@ -85,7 +85,7 @@ func TestTokenBucket(t *testing.T) {
 	// Half-way through a refill, the wait is what is left of it.
 	res, start := c.reserveAt(m, r, ms(10_150))
 	assert.Equal(t, ms(10_200), start)
-	assert.Equal(t, limiter.ReasonRate, res.Reason)
+	assert.Equal(t, limiter.ReasonRate, res.Reason())
 }
 
 func TestTokenBucketFractionalRate(t *testing.T) {
@@ -106,18 +106,18 @@ func TestMinDelay(t *testing.T) {
 	m := limiter.NewMemory()
 	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{MinDelay: 2 * time.Second}}
 	res, _ := c.reserveAt(m, r, 0)
-	assert.Equal(t, time.Duration(0), res.Wait)
-	assert.Empty(t, res.Reason)
+	assert.Equal(t, time.Duration(0), res.Wait())
+	assert.Empty(t, res.Reason())
 	res, _ = c.reserveAt(m, r, 0)
-	assert.Equal(t, 2*time.Second, res.Wait)
-	assert.Equal(t, limiter.ReasonMinDelay, res.Reason)
+	assert.Equal(t, 2*time.Second, res.Wait())
+	assert.Equal(t, limiter.ReasonMinDelay, res.Reason())
 	_, start := c.reserveAt(m, r, 0)
 	assert.Equal(t, 4*time.Second, start)
 	// Between starts, not between arrivals.
 	_, start = c.reserveAt(m, r, 5*time.Second)
 	assert.Equal(t, 6*time.Second, start)
 	res, _ = c.reserveAt(m, r, time.Minute)
-	assert.Equal(t, time.Duration(0), res.Wait)
+	assert.Equal(t, time.Duration(0), res.Wait())
 }
 
 func TestMinDelayWithBucket(t *testing.T) {
@@ -129,7 +129,7 @@ func TestMinDelayWithBucket(t *testing.T) {
 	for range 7 {
 		res, s := c.reserveAt(m, r, 0)
 		starts = append(starts, s)
-		reasons = append(reasons, res.Reason)
+		reasons = append(reasons, res.Reason())
 	}
 	// The bucket refills 0.5 tokens per 250ms gap: it runs dry at the fifth.
 	assert.Equal(t, []time.Duration{0, ms(250), ms(500), ms(750), ms(1000), ms(1500), ms(2000)}, starts)
@@ -189,7 +189,7 @@ func TestJitterConcurrent(t *testing.T) {
 	for i := range starts {
 		wg.Go(func() {
 			res := m.ReserveAt(limiter.Request{Key: "a.com", Rule: &rule}, now)
-			starts[i] = res.Wait
+			starts[i] = res.Wait()
 		})
 	}
 	wg.Wait()
@@ -204,14 +204,14 @@ func TestJitterAfterIdle(t *testing.T) {
 	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{MinDelay: ms(100), Jitter: ms(50)}}
 	c.reserveAt(m, r, 0)
 	res, _ := c.reserveAt(m, r, time.Second)
-	assert.Equal(t, time.Duration(0), res.Wait)
+	assert.Equal(t, time.Duration(0), res.Wait())
 
 	// Right after the min delay, the jitter may still add its part.
 	res, _ = c.reserveAt(m, limiter.Request{Key: "b.com", Rule: &limiter.Rule{Jitter: time.Hour}}, 0)
-	require.Equal(t, time.Duration(0), res.Wait)
+	require.Equal(t, time.Duration(0), res.Wait())
 	res, _ = c.reserveAt(m, limiter.Request{Key: "b.com", Rule: &limiter.Rule{Jitter: time.Hour}}, 1)
-	assert.Less(t, res.Wait, time.Hour)
-	assert.Equal(t, limiter.ReasonJitter, res.Reason)
+	assert.Less(t, res.Wait(), time.Hour)
+	assert.Equal(t, limiter.ReasonJitter, res.Reason())
 }
 
 func TestQuotaSlidingWindow(t *testing.T) {
@@ -223,7 +223,7 @@ func TestQuotaSlidingWindow(t *testing.T) {
 	assert.Equal(t, []time.Duration{ms(9900), ms(9900), ms(9900)}, c.starts(m, r, ms(9900), 3))
 	res, start := c.reserveAt(m, r, ms(10_100))
 	assert.Equal(t, 19900*time.Millisecond, start, "no fixed-window edge lets a second batch through")
-	assert.Equal(t, limiter.ReasonQuota, res.Reason)
+	assert.Equal(t, limiter.ReasonQuota, res.Reason())
 
 	m = limiter.NewMemory()
 	assert.Equal(t, []time.Duration{0, 0, 0, 10 * s, 10 * s, 10 * s, 20 * s}, c.starts(m, r, 0, 7))
@@ -275,14 +275,14 @@ func TestPause(t *testing.T) {
 	m := limiter.NewMemory()
 	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 1, Burst: 3}}
 	res, _ := c.reserveAt(m, r, 0)
-	require.Equal(t, time.Duration(0), res.Wait)
+	require.Equal(t, time.Duration(0), res.Wait())
 	m.PauseAt("a.com", 10*time.Second, c.at(0))
 	res, start := c.reserveAt(m, r, time.Second)
 	assert.Equal(t, 10*time.Second, start)
-	assert.Equal(t, limiter.ReasonRetryAfter, res.Reason)
+	assert.Equal(t, limiter.ReasonRetryAfter, res.Reason())
 	res, start = c.reserveAt(m, r, time.Second)
 	assert.Equal(t, 10*time.Second, start, "the bucket still has a token")
-	assert.Equal(t, limiter.ReasonQueue, res.Reason)
+	assert.Equal(t, limiter.ReasonQueue, res.Reason())
 
 	// A shorter pause does not shorten a longer one; a longer one extends it.
 	m.PauseAt("b.com", 5*time.Second, c.at(0))
@@ -296,7 +296,7 @@ func TestPause(t *testing.T) {
 
 	// Pause is per key.
 	res, _ = c.reserveAt(m, limiter.Request{Key: "c.com"}, time.Second)
-	assert.Equal(t, time.Duration(0), res.Wait)
+	assert.Equal(t, time.Duration(0), res.Wait())
 }
 
 func TestMaxWaitRefusalConsumesNothing(t *testing.T) {
@@ -320,15 +320,15 @@ func TestMaxWaitRefusalConsumesNothing(t *testing.T) {
 			limited.MaxWait = ms(500)
 			for range 3 {
 				res, _ := c.reserveAt(m, limited, 0)
-				assert.False(t, res.OK)
-				assert.Equal(t, time.Second, res.Wait)
-				assert.Equal(t, tt.reason, res.Reason)
+				assert.False(t, res.OK())
+				assert.Equal(t, time.Second, res.Wait())
+				assert.Equal(t, tt.reason, res.Reason())
 			}
 			assert.Equal(t, before, stateAt(m, "a.com", tt.rule, c.at(0)))
 			limited.MaxWait = time.Second
 			res, _ := c.reserveAt(m, limited, 0)
-			assert.True(t, res.OK, "a wait equal to MaxWait is accepted")
-			assert.Equal(t, time.Second, res.Wait, "the next request gets the refused slot")
+			assert.True(t, res.OK(), "a wait equal to MaxWait is accepted")
+			assert.Equal(t, time.Second, res.Wait(), "the next request gets the refused slot")
 		})
 	}
 }
@@ -342,7 +342,7 @@ func probe(c clock, m *limiter.Memory, r limiter.Request, from time.Duration) []
 		now := from + time.Duration(i)*ms(150)
 		st := stateAt(m, r.Key, *r.Rule, c.at(now))
 		res, _ := c.reserveAt(m, r, now)
-		out = append(out, fmt.Sprintf("state %+v reserve %v %v %s", st, res.OK, res.Wait, res.Reason))
+		out = append(out, fmt.Sprintf("state %+v reserve %v %v %s", st, res.OK(), res.Wait(), res.Reason()))
 	}
 	return out
 }
@@ -365,7 +365,7 @@ func TestCancelLatestRestoresSchedule(t *testing.T) {
 			}
 			m := canceled
 			res, _ := c.reserveAt(m, r, ms(300))
-			require.True(t, res.OK)
+			require.True(t, res.OK())
 			require.NoError(t, res.Cancel(context.Background()))
 			assert.Equal(t, probe(c, plain, r, ms(300)), probe(c, canceled, r, ms(300)))
 		})
@@ -381,7 +381,7 @@ func TestCancelOlderGivesNoTokenBack(t *testing.T) {
 		res, _ := c.reserveAt(m, r, 0)
 		reservations = append(reservations, res)
 	}
-	require.Equal(t, 2*time.Second, reservations[2].Wait)
+	require.Equal(t, 2*time.Second, reservations[2].Wait())
 	require.NoError(t, reservations[1].Cancel(context.Background()))
 	_, start := c.reserveAt(m, r, 0)
 	assert.Equal(t, 3*time.Second, start, "the turn at 2s was planned around the one at 1s: its token does not come back")
@@ -437,11 +437,11 @@ func TestCancelRefusedIsNoop(t *testing.T) {
 	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 1, Burst: 1}, MaxWait: ms(10)}
 	ok, _ := c.reserveAt(m, r, 0)
 	refused, _ := c.reserveAt(m, r, 0)
-	require.True(t, ok.OK)
-	require.False(t, refused.OK)
+	require.True(t, ok.OK())
+	require.False(t, refused.OK())
 	require.NoError(t, refused.Cancel(context.Background()))
 	res, _ := c.reserveAt(m, r, ms(100))
-	assert.False(t, res.OK, "the refusal's cancel gave nothing back")
+	assert.False(t, res.OK(), "the refusal's cancel gave nothing back")
 }
 
 func TestReasons(t *testing.T) {
@@ -471,8 +471,8 @@ func TestReasons(t *testing.T) {
 			c.starts(m, r, 0, tt.n)
 			assert.Equal(t, tt.want, stateAt(m, "a.com", tt.rule, c.at(0)).Reason, "State")
 			res, _ := c.reserveAt(m, r, 0)
-			assert.Equal(t, tt.want, res.Reason, "Reserve")
-			assert.Equal(t, tt.want == "", res.Wait == 0)
+			assert.Equal(t, tt.want, res.Reason(), "Reserve")
+			assert.Equal(t, tt.want == "", res.Wait() == 0)
 		})
 	}
 }
@@ -554,7 +554,7 @@ func TestEviction(t *testing.T) {
 	const old, fresh = 5000, 15000
 	for i := range old {
 		res, _ := c.reserveAt(m, limiter.Request{Key: fmt.Sprintf("old%d.com", i), Rule: &rule}, 0)
-		require.True(t, res.OK)
+		require.True(t, res.OK())
 	}
 	require.Equal(t, old, m.Len(), "no key has recovered yet")
 	// Reserved three times: not recovered when the new keys arrive.
@@ -568,8 +568,8 @@ func TestEviction(t *testing.T) {
 
 	// The busy key kept its state: its quota window is still full.
 	res, _ := c.reserveAt(m, limiter.Request{Key: "busy.com", Rule: &rule}, 2*time.Second)
-	assert.Equal(t, time.Second, res.Wait)
-	assert.Equal(t, limiter.ReasonQuota, res.Reason)
+	assert.Equal(t, time.Second, res.Wait())
+	assert.Equal(t, limiter.ReasonQuota, res.Reason())
 
 	// A dropped key behaves as a key never seen.
 	key := limiter.Request{Key: "old7.com", Rule: &rule}
@@ -612,8 +612,8 @@ func TestStaleCancel(t *testing.T) {
 	}
 	res, _ := c.reserveAt(m, r, 10*time.Second)
 	c.reserveAt(twin, r, 10*time.Second)
-	require.True(t, stale.OK)
-	require.True(t, res.OK)
+	require.True(t, stale.OK())
+	require.True(t, res.OK())
 	require.NoError(t, stale.Cancel(context.Background()))
 	assert.Equal(t, probe(c, twin, r, 10*time.Second), probe(c, m, r, 10*time.Second))
 }
@@ -627,10 +627,10 @@ func TestStaleTurnsLeaveOtherKeysAlone(t *testing.T) {
 	var turns []limiter.Reservation
 	for range 3 {
 		res, _ := c.reserveAt(m, limiter.Request{Key: "a.com", Rule: &cancelRule}, 0)
-		require.True(t, res.OK)
+		require.True(t, res.OK())
 		turns = append(turns, res)
 	}
-	require.Positive(t, turns[2].Wait, "the last turn waits")
+	require.Positive(t, turns[2].Wait(), "the last turn waits")
 	keys := make([]limiter.Request, 200)
 	for i := range keys {
 		keys[i] = limiter.Request{Key: fmt.Sprintf("k%d.com", i), Rule: &cancelRule}
@@ -676,12 +676,12 @@ func TestHugeRules(t *testing.T) {
 			st := stateAt(m, "a.com", tt.rule, c.at(time.Second))
 			assert.Greater(t, st.Wait, century, "State")
 			res, _ := c.reserveAt(m, r, time.Second)
-			assert.True(t, res.OK)
-			assert.Greater(t, res.Wait, century, "Reserve")
+			assert.True(t, res.OK())
+			assert.Greater(t, res.Wait(), century, "Reserve")
 			r.MaxWait = time.Hour
 			res, _ = c.reserveAt(m, r, 2*time.Second)
-			assert.False(t, res.OK)
-			assert.Greater(t, res.Wait, century, "Reserve after")
+			assert.False(t, res.OK())
+			assert.Greater(t, res.Wait(), century, "Reserve after")
 		})
 	}
 }
@@ -692,12 +692,12 @@ func TestMemoryImplementsLimiter(t *testing.T) {
 	r := limiter.Request{Key: "a.com", Rule: &limiter.Rule{Rate: 1, Burst: 1}}
 	res, err := l.Reserve(ctx, r)
 	require.NoError(t, err)
-	assert.True(t, res.OK)
-	assert.Equal(t, time.Duration(0), res.Wait)
+	assert.True(t, res.OK())
+	assert.Equal(t, time.Duration(0), res.Wait())
 	res, err = l.Reserve(ctx, r)
 	require.NoError(t, err)
-	assert.Greater(t, res.Wait, ms(500), "on the real clock: generous for a loaded machine")
-	assert.LessOrEqual(t, res.Wait, time.Second)
+	assert.Greater(t, res.Wait(), ms(500), "on the real clock: generous for a loaded machine")
+	assert.LessOrEqual(t, res.Wait(), time.Second)
 	require.NoError(t, res.Cancel(ctx))
 	added, err := l.Observe(ctx, r, limiter.Observation{Status: 429, RetryAfter: time.Hour, Sent: time.Now()})
 	require.NoError(t, err)

@@ -153,7 +153,7 @@ func TestAStoreFromTheFutureDoesNotStallRequests(t *testing.T) {
 	m := persisted(t, path)
 	res, err := m.Reserve(context.Background(), r)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, res.Wait, 2*time.Second, "the rule's own interval, not the hour")
+	assert.LessOrEqual(t, res.Wait(), 2*time.Second, "the rule's own interval, not the hour")
 }
 
 // Persist without a store, or a second time, is an error, and the first

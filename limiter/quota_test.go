@@ -30,7 +30,7 @@ func TestLateStartCountsInItsQuotaWindow(t *testing.T) {
 	require.Zero(t, limiter.ConfirmAt(&late, c.at(ms(1500))))
 	res, at := c.reserveAt(m, r, ms(1600))
 	assert.Equal(t, ms(2200), at, "starts at 1.2, 1.3 and 1.5 s fill the second")
-	assert.Equal(t, limiter.ReasonQuota, res.Reason)
+	assert.Equal(t, limiter.ReasonQuota, res.Reason())
 }
 
 // Quota windows are kept by what they are: a changed list of quotas

@@ -28,7 +28,7 @@ func TestQuotaListChangeKeepsEachWindow(t *testing.T) {
 	for i := range 10 {
 		now := base.Add(time.Duration(i) * time.Minute)
 		res := m.ReserveAt(limiter.Request{Key: "deploy.example", Rule: rules[i%len(rules)]}, now)
-		if res.OK && now.Add(res.Wait).Before(base.Add(time.Hour)) {
+		if res.OK() && now.Add(res.Wait()).Before(base.Add(time.Hour)) {
 			within++
 		}
 	}

@@ -311,9 +311,9 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		}
 	}
 	wait := time.Duration(t - now)
-	res.Wait, res.Reason, res.Degraded, res.rule = wait, reason, false, rule
+	res.wait, res.reason, res.degraded, res.rule = wait, reason, false, rule
 	if maxWait > 0 && wait > maxWait {
-		res.OK, res.id, res.at = false, 0, 0
+		res.ok, res.id, res.at = false, 0, 0
 		return
 	}
 	tr := s.claim(t, rule)
@@ -321,7 +321,7 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		s.start(&tr, now, rule)
 	}
 	s.keep(tr, now)
-	res.OK, res.id, res.at, res.begun = true, tr.id, t, t == now
+	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
 	s.quietAt = s.quiet(rule)
 }
 
@@ -432,7 +432,7 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		t, reason := s.earliest(now, rule, jitter)
 		tr := s.claim(t, rule)
 		s.keep(tr, now)
-		res.Reason, res.id, res.at = reason, tr.id, t
+		res.reason, res.id, res.at = reason, tr.id, t
 		if t > now {
 			s.quietAt = s.quiet(rule)
 			return time.Duration(t - now)

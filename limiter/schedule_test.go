@@ -54,7 +54,7 @@ func TestQuietStateIsFresh(t *testing.T) {
 						res := new(Reservation)
 						s.reserve(now, &rule, drawJitter(rng, rule), 0, res)
 						made = append(made, res)
-						started[res] = res.Wait == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
+						started[res] = res.Wait() == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
 					}
 				}
 				quiet := max(s.quiet(&rule), now)
@@ -89,7 +89,7 @@ func describe(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 		st := s.state(at, &rule, time.Unix(0, at))
 		var res Reservation
 		s.reserve(at, &rule, j, 0, &res)
-		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait, res.Reason))
+		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait(), res.Reason()))
 	}
 	return out
 }

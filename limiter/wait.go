@@ -13,18 +13,16 @@ import (
 // pause the server asked for meanwhile, an earlier request that left
 // late). It fails at once, claiming nothing, when the turn would come
 // after ctx's deadline (an error wrapping context.DeadlineExceeded) or
-// after r.MaxWait (ErrWaitTooLong); the Reservation's Wait then says how
-// long the request would have waited. When ctx ends during the wait, the
-// turn is given back and ctx.Err() returned. Otherwise the Reservation's
-// Wait is the whole time waited.
+// after r.MaxWait (ErrWaitTooLong); Waited.Wait then says how long the
+// request would have waited. When ctx ends during the wait, the turn is
+// given back and ctx.Err() returned. Otherwise Waited.Wait is the whole
+// time waited. Wait is WaitTurns with one turn.
 //
 // The caller's request must leave as soon as Wait returns: Wait noted its
 // departure then, and the next turns of the key follow from it.
-func Wait(ctx context.Context, l Limiter, r Request) (Reservation, error) {
+func Wait(ctx context.Context, l Limiter, r Request) (Waited, error) {
 	var res [1]Reservation
-	w, err := WaitTurns(ctx, l, &Turns{Requests: []Request{r}, Reservations: res[:], MaxWait: r.MaxWait})
-	res[0].Wait = w.Wait
-	return res[0], err
+	return WaitTurns(ctx, l, &Turns{Requests: []Request{r}, Reservations: res[:], MaxWait: r.MaxWait})
 }
 
 // Turns is a request's turns in one key or several (its domain, its
@@ -110,7 +108,7 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 		return Waited{Last: -1, Far: -1}, err
 	}
 	for i := range t.Reservations {
-		t.Reservations[i].OK = false
+		t.Reservations[i].ok = false
 	}
 	return newTurnWait(ctx, l, t).run()
 }
@@ -153,7 +151,7 @@ func (tw *turnWait) run() (w Waited, err error) {
 				return w, tw.fail(err)
 			}
 			w.Last = tw.latest()
-			w.Reason = t.Reservations[w.Last].Reason
+			w.Reason = t.Reservations[w.Last].reason
 		}
 		if !tw.allHeld() {
 			continue
@@ -170,7 +168,7 @@ func (tw *turnWait) run() (w Waited, err error) {
 			w.Wait = w.Sent.Sub(tw.start)
 		}
 		for i := range t.Reservations {
-			w.Degraded = w.Degraded || t.Reservations[i].Degraded
+			w.Degraded = w.Degraded || t.Reservations[i].degraded
 		}
 		return w, nil
 	}
@@ -195,16 +193,16 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 	res := tw.t.Reservations
 	now := time.Now()
 	for i := range res {
-		if res[i].OK {
+		if res[i].ok {
 			continue
 		}
-		if last := tw.latest(); last >= 0 && res[last].Start.Sub(now) > turnSlack {
+		if last := tw.latest(); last >= 0 && res[last].start.Sub(now) > turnSlack {
 			break // wait for that one first
 		}
 		if err := tw.reserve(i, now, w); err != nil {
 			return time.Time{}, err
 		}
-		if res[i].Wait > turnSlack && len(res) > 1 {
+		if res[i].wait > turnSlack && len(res) > 1 {
 			w.Far = i
 			if err := tw.giveBack(i); err != nil {
 				return time.Time{}, err
@@ -213,7 +211,7 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 		}
 	}
 	last := tw.latest()
-	due := res[last].Start
+	due := res[last].start
 	if late := due.Sub(tw.start); tw.maxWait > 0 && late > tw.maxWait {
 		// A gate moved a turn past maxWait: fail now, as a claim would.
 		w.Wait = late
@@ -239,12 +237,12 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 	if *res, err = tw.l.Reserve(tw.ctx, r); err != nil {
 		return err
 	}
-	if !res.OK {
-		w.Wait = now.Sub(tw.start) + res.Wait
-		return maxwait.Exceeded(r.Key, res.Wait, tw.cause)
+	if !res.ok {
+		w.Wait = now.Sub(tw.start) + res.wait
+		return maxwait.Exceeded(r.Key, res.wait, tw.cause)
 	}
-	if res.Start.IsZero() {
-		res.Start = now.Add(res.Wait)
+	if res.start.IsZero() {
+		res.start = now.Add(res.wait)
 	}
 	return nil
 }
@@ -283,14 +281,14 @@ func (tw *turnWait) depart() (bool, error) {
 			return false, err
 		}
 		if more > 0 {
-			res[i].Start = now.Add(more)
+			res[i].start = now.Add(more)
 			return false, tw.giveBack(i)
 		}
-		if now.Sub(res[i].Start) > departSlack {
+		if now.Sub(res[i].start) > departSlack {
 			// A Limiter that says no later departure than that noted it
 			// within the call: Confirm would not have let a departure
 			// noted so long before go.
-			res[i].Start = now
+			res[i].start = now
 		}
 	}
 	return true, nil
@@ -303,7 +301,7 @@ func (tw *turnWait) depart() (bool, error) {
 // anew, so that what the server sees keeps the gaps.
 func (tw *turnWait) lateToLeave() bool {
 	for i := range tw.t.Reservations {
-		if time.Since(tw.t.Reservations[i].Start) > departSlack {
+		if time.Since(tw.t.Reservations[i].start) > departSlack {
 			return true
 		}
 	}
@@ -315,7 +313,7 @@ func (tw *turnWait) lateToLeave() bool {
 func (tw *turnWait) latest() int {
 	res, last := tw.t.Reservations, -1
 	for i := range res {
-		if res[i].OK && (last < 0 || res[i].Start.After(res[last].Start)) {
+		if res[i].ok && (last < 0 || res[i].start.After(res[last].start)) {
 			last = i
 		}
 	}
@@ -324,7 +322,7 @@ func (tw *turnWait) latest() int {
 
 func (tw *turnWait) allHeld() bool {
 	for i := range tw.t.Reservations {
-		if !tw.t.Reservations[i].OK {
+		if !tw.t.Reservations[i].ok {
 			return false
 		}
 	}
@@ -346,13 +344,13 @@ func (tw *turnWait) giveBack(keep int) error {
 	var first error
 	for i := range tw.t.Reservations {
 		res := &tw.t.Reservations[i]
-		if i == keep || !res.OK {
+		if i == keep || !res.ok {
 			continue
 		}
 		if err := res.Cancel(context.WithoutCancel(tw.ctx)); err != nil && first == nil {
 			first = fmt.Errorf("limiter: giving the turn back: %w", err)
 		}
-		res.OK = false
+		res.ok = false
 	}
 	return first
 }

@@ -92,10 +92,10 @@ func TestAbsurdWaitsThroughReserve(t *testing.T) {
 		for i := range 3 {
 			res, err := l.Reserve(ctx, req)
 			require.NoError(t, err)
-			assert.False(t, res.Degraded, "rate %v, request %d", rate, i)
+			assert.False(t, res.Degraded(), "rate %v, request %d", rate, i)
 			if i > 0 {
-				assert.False(t, res.OK, "rate %v, request %d", rate, i)
-				assert.Equal(t, horizon, res.Wait, "rate %v, request %d", rate, i)
+				assert.False(t, res.OK(), "rate %v, request %d", rate, i)
+				assert.Equal(t, horizon, res.Wait(), "rate %v, request %d", rate, i)
 			}
 		}
 		_, err := limiter.Wait(ctx, l, req)

@@ -71,7 +71,7 @@ func TestLoneCallerGoesAlone(t *testing.T) {
 	for i := range 50 {
 		res, err := l.Reserve(context.Background(), limiter.Request{Key: fmt.Sprintf("d%d.example", i), Rule: &rule})
 		require.NoError(t, err)
-		require.False(t, res.Degraded)
+		require.False(t, res.Degraded())
 	}
 	assert.Equal(t, int64(50), h.alone.Load())
 	assert.Zero(t, h.pipelines.Load())
@@ -98,12 +98,12 @@ func TestConcurrentCallsShareRoundTrips(t *testing.T) {
 					req = limiter.Request{Key: "paced.example", Rule: &paced}
 				}
 				res, err := l.Reserve(context.Background(), req)
-				if !assert.NoError(t, err) || !assert.False(t, res.Degraded) || !assert.True(t, res.OK) {
+				if !assert.NoError(t, err) || !assert.False(t, res.Degraded()) || !assert.True(t, res.OK()) {
 					return
 				}
 				if i == 0 {
 					mu.Lock()
-					starts = append(starts, res.Turn.(*turn).start)
+					starts = append(starts, res.Turn().(*turn).start)
 					mu.Unlock()
 				}
 			}
@@ -142,7 +142,7 @@ func TestCancelledCallsLeaveTheBatchAlone(t *testing.T) {
 				res, err := l.Reserve(ctx, limiter.Request{Key: fmt.Sprintf("d%d-%d.example", c, i), Rule: &rule})
 				if c%2 == 0 {
 					assert.NoError(t, err)
-					assert.False(t, res.Degraded)
+					assert.False(t, res.Degraded())
 				}
 			}
 		})

@@ -50,8 +50,8 @@ func TestCancelOlderTurnMakesNoBurst(t *testing.T) {
 				t.Helper()
 				res, err := f.Reserve(ctx, req)
 				require.NoError(t, err)
-				require.True(t, res.OK)
-				require.IsType(t, &turn{}, res.Turn)
+				require.True(t, res.OK())
+				require.IsType(t, &turn{}, res.Turn())
 				held = append(held, &res)
 			}
 			f.at(t, 0)
@@ -68,7 +68,7 @@ func TestCancelOlderTurnMakesNoBurst(t *testing.T) {
 			var starts []time.Time
 			for i, res := range held {
 				if !slices.Contains(tt.cancel, i) {
-					starts = append(starts, time.UnixMicro(res.Turn.(*turn).start))
+					starts = append(starts, time.UnixMicro(res.Turn().(*turn).start))
 				}
 			}
 			slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })

@@ -33,9 +33,9 @@ func start(t *testing.T, l *Limiter, key string, rule *limiter.Rule, lastStart t
 	t.Helper()
 	res, err := l.Reserve(context.Background(), limiter.Request{Key: key, Rule: rule, LastStart: lastStart})
 	require.NoError(t, err)
-	require.True(t, res.OK)
-	require.False(t, res.Degraded)
-	return res.Turn.(*turn)
+	require.True(t, res.OK())
+	require.False(t, res.Degraded())
+	return res.Turn().(*turn)
 }
 
 // TestDeletedStateKeepsTheGap: worker A sends; the domain's state is

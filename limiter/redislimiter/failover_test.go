@@ -112,12 +112,12 @@ func (f *failover) run(t *testing.T) failoverFigures {
 						return
 					default:
 					}
-					res, err := limiter.Wait(context.Background(), l, req)
+					waited, err := limiter.Wait(context.Background(), l, req)
 					if !assert.NoError(t, err, "no request fails") {
 						return
 					}
 					mu.Lock()
-					starts[domain] = append(starts[domain], started{at: time.Now(), worker: w, degraded: res.Degraded})
+					starts[domain] = append(starts[domain], started{at: time.Now(), worker: w, degraded: waited.Degraded})
 					mu.Unlock()
 				}
 			})

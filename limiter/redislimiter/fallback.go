@@ -18,31 +18,47 @@ func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) 
 	paced := *r.EffectiveRule()
 	paced.MinDelay = l.local.StateAt(*r, now).MinDelay
 	l.handoff.seedFallback(l.local, r.Key, &paced, now)
-	*res = l.local.ReserveAt(*r, now)
-	res.Degraded = true
-	if res.OK {
-		planned := now.Add(res.Wait)
-		l.handoff.note(r.Key, &paced, planned, true)
-		res.Turn = &fallbackTurn{Turn: res.Turn, h: l.handoff, key: r.Key, rule: paced, planned: planned}
+	local := l.local.ReserveAt(*r, now)
+	if !local.OK() {
+		*res = limiter.Degrade(local)
+		return
 	}
+	planned := now.Add(local.Wait())
+	l.handoff.note(r.Key, &paced, planned, true)
+	ft := &fallbackTurn{local: local, h: l.handoff, key: r.Key, rule: paced, planned: planned}
+	*res = ft.reservation()
 }
 
-// fallbackTurn is the limiter.Turn of the fallback's reservations: the
-// limiter.Memory's, which also tells the handoff when its start goes.
+// fallbackTurn is the limiter.Turn of the fallback's reservations: it
+// gives back and confirms the limiter.Memory's reservation, local, and
+// tells the handoff when its start goes.
 type fallbackTurn struct {
-	limiter.Turn
+	local   limiter.Reservation
 	h       *handoff
 	key     string
 	rule    limiter.Rule // with the gap this process learned
 	planned time.Time    // the start granted, as counted
 }
 
+// reservation returns the fallback's reservation of local's turn.
+func (t *fallbackTurn) reservation() limiter.Reservation {
+	return limiter.Degrade(limiter.Granted(t.local.Wait(), t.local.Reason(), t.local.Start(), t))
+}
+
+// Cancel implements limiter.Turn: the Memory's Cancel.
+func (t *fallbackTurn) Cancel(ctx context.Context, _ *limiter.Reservation) error {
+	return t.local.Cancel(ctx)
+}
+
 // Confirm implements limiter.Turn: the Memory's Confirm, and
 // when it lets the start go, the handoff learns that it goes now.
 func (t *fallbackTurn) Confirm(ctx context.Context, res *limiter.Reservation, rule *limiter.Rule) (time.Duration, error) {
-	wait, err := t.Turn.Confirm(ctx, res, rule)
+	wait, err := t.local.Confirm(ctx, rule)
 	if err == nil && wait == 0 {
 		t.h.started(t.key, &t.rule, t.planned, time.Now(), true)
+	}
+	if wait > 0 {
+		*res = t.reservation() // the turn the Memory's Confirm moved it to
 	}
 	return wait, err
 }

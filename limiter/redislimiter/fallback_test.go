@@ -112,8 +112,8 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	res, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
 	sharedEnded := time.Now()
-	require.False(t, res.Degraded)
-	require.Zero(t, res.Wait)
+	require.False(t, res.Degraded())
+	require.Zero(t, res.Wait())
 
 	srv.Kill()
 	var waits []time.Duration
@@ -124,9 +124,9 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 		ended = append(ended, time.Now())
 		require.NoError(t, err, "no request fails because Redis is down")
 		assert.Less(t, ended[len(ended)-1].Sub(began[len(began)-1]), time.Second, "a call to a dead Redis fails at once")
-		assert.True(t, res.OK)
-		assert.True(t, res.Degraded)
-		waits = append(waits, res.Wait)
+		assert.True(t, res.OK())
+		assert.True(t, res.Degraded())
+		waits = append(waits, res.Wait())
 	}
 	// The fallback paces with the same rule, from the turn Redis granted:
 	// the first request goes 100ms after that turn, or at once if the
@@ -155,9 +155,9 @@ func TestFallbackPacesInProcessWhileRedisIsDown(t *testing.T) {
 	eventuallyShared(t, l)
 	res, err = l.Reserve(ctx, req)
 	require.NoError(t, err)
-	assert.False(t, res.Degraded)
-	assert.Equal(t, limiter.Reason("retry-after"), res.Reason, "the pause made while Redis was away reached it")
-	assert.Greater(t, res.Wait, 5*time.Second)
+	assert.False(t, res.Degraded())
+	assert.Equal(t, limiter.Reason("retry-after"), res.Reason(), "the pause made while Redis was away reached it")
+	assert.Greater(t, res.Wait(), 5*time.Second)
 	assert.Equal(t, 1, logs.count(downLog))
 	recoveryLogged(t, logs)
 }
@@ -183,14 +183,14 @@ func TestSlowRedisCountsAsDown(t *testing.T) {
 			began := time.Now()
 			res, err = l.Reserve(ctx, req)
 			require.NoError(t, err)
-			assert.True(t, res.Degraded)
+			assert.True(t, res.Degraded())
 			assert.Less(t, time.Since(began), time.Second, "bounded by WithTimeout, not by the pause nor the client's timeouts")
 			assert.Equal(t, 1, logs.count(downLog))
 
 			eventuallyShared(t, l)
 			res, err = l.Reserve(ctx, req)
 			require.NoError(t, err)
-			assert.False(t, res.Degraded)
+			assert.False(t, res.Degraded())
 			recoveryLogged(t, logs)
 		})
 	}
@@ -232,7 +232,7 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 	for range 3 {
 		res, err := l.Reserve(ctx, req)
 		require.NoError(t, err)
-		assert.Equal(t, limiter.Reservation{OK: true, Degraded: true}, res)
+		assert.Equal(t, limiter.Degrade(limiter.Granted(0, "", time.Time{}, nil)), res)
 		require.NoError(t, res.Cancel(ctx))
 	}
 	_, err := l.Observe(ctx, req, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
@@ -242,13 +242,13 @@ func TestFailOpenDoesNotPace(t *testing.T) {
 	assert.Zero(t, st.Wait)
 	res, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
-	assert.Zero(t, res.Wait, "not even the server's pause holds a request")
+	assert.Zero(t, res.Wait(), "not even the server's pause holds a request")
 
 	srv.Restart()
 	eventuallyShared(t, l)
 	res, err = l.Reserve(ctx, req)
 	require.NoError(t, err)
-	assert.False(t, res.Degraded)
+	assert.False(t, res.Degraded())
 }
 
 func TestFailClosedFails(t *testing.T) {
@@ -263,7 +263,7 @@ func TestFailClosedFails(t *testing.T) {
 	res, err := l.Reserve(ctx, req)
 	require.ErrorIs(t, err, ErrUnavailable)
 	assert.True(t, strings.HasPrefix(err.Error(), "redislimiter: "), err.Error())
-	assert.False(t, res.OK)
+	assert.False(t, res.OK())
 	_, err = l.Reserve(ctx, req) // while down: at once, without asking Redis
 	require.ErrorIs(t, err, ErrUnavailable)
 	_, err = ok.Confirm(ctx, nil)
@@ -279,8 +279,8 @@ func TestFailClosedFails(t *testing.T) {
 	eventuallyShared(t, l)
 	res, err = l.Reserve(ctx, req)
 	require.NoError(t, err)
-	assert.Equal(t, limiter.Reason("retry-after"), res.Reason)
-	assert.Greater(t, res.Wait, 5*time.Second)
+	assert.Equal(t, limiter.Reason("retry-after"), res.Reason())
+	assert.Greater(t, res.Wait(), 5*time.Second)
 }
 
 func TestCallerContextIsNotAnOutage(t *testing.T) {
@@ -307,7 +307,7 @@ func TestCloseStopsTheProbe(t *testing.T) {
 	srv.Kill()
 	res, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
-	require.True(t, res.Degraded)
+	require.True(t, res.Degraded())
 
 	done := make(chan struct{})
 	go func() { l.Close(); l.Close(); close(done) }()

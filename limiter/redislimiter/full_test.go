@@ -29,7 +29,7 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	req := limiter.Request{Key: "full.example", Rule: &limiter.Rule{Rate: 100, Burst: 1}}
 	res, err := l.Reserve(ctx, req)
 	require.NoError(t, err)
-	require.False(t, res.Degraded)
+	require.False(t, res.Degraded())
 
 	require.NoError(t, admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err())
 	require.NoError(t, admin.ConfigSet(ctx, "maxmemory", "1").Err())
@@ -39,7 +39,7 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		res, err = l.Reserve(ctx, req)
 		require.NoError(t, err)
-		assert.True(t, res.Degraded)
+		assert.True(t, res.Degraded())
 	}
 	assert.Equal(t, 1, logs.count(downLog), "one outage, logged once")
 	assert.Zero(t, logs.count(upLog), "no recovery while Redis refuses the Limiter's writes")
@@ -72,7 +72,7 @@ func TestFullRedisIsOneOutage(t *testing.T) {
 	for range 3 {
 		res, err = l.Reserve(ctx, req)
 		require.NoError(t, err)
-		assert.False(t, res.Degraded)
+		assert.False(t, res.Degraded())
 	}
 	assert.Equal(t, 1, logs.count(downLog))
 	recoveryLogged(t, logs)

@@ -148,9 +148,9 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule, 
 			o := do(step{at: now, op: "reserve", maxWait: maxWait, rule: changed, lastStart: last.lastStart, knowsLast: last.knowsLast,
 				leavesLate: leavesLate})
 			switch {
-			case o.res.OK && o.wait > 0:
+			case o.res.OK() && o.wait > 0:
 				callers = append(callers, &caller{turn: len(steps) - 1, wake: now + o.wait + late(), waited: o.wait, maxWait: maxWait})
-			case o.res.OK && leavesLate:
+			case o.res.OK() && leavesLate:
 				// Its turn came at once, but its request leaves later,
 				// before any other request leaves: the scripts noted its
 				// departure when they granted it, and take it back only
@@ -174,7 +174,7 @@ func generateSteps(t *testing.T, rng *rand.Rand, key string, rule limiter.Rule, 
 				} else {
 					last.lastStart, last.knowsLast = now, true
 				}
-			case o.res.OK:
+			case o.res.OK():
 				last.lastStart, last.knowsLast = now, true
 			}
 		case op < 11 && len(callers) > 0:

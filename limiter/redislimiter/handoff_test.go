@@ -52,8 +52,8 @@ func TestFallbackStartsFromTheTurnsHeld(t *testing.T) {
 			for range tt.want {
 				h.seedFallback(m, key, &tt.rule, now)
 				res := m.ReserveAt(limiter.Request{Key: key, Rule: &tt.rule}, now)
-				require.True(t, res.OK)
-				start := now.Add(res.Wait)
+				require.True(t, res.OK())
+				start := now.Add(res.Wait())
 				h.note(key, &tt.rule, start, true)
 				got = append(got, start.Sub(t0))
 			}
@@ -106,7 +106,7 @@ func TestHandoffFollowsLateStarts(t *testing.T) {
 		now := t0.Add(270 * ms)
 		h.seedFallback(m, key, rule, now)
 		res := m.ReserveAt(limiter.Request{Key: key, Rule: rule}, now)
-		assert.Equal(t, 190*ms, res.Wait, "the fallback starts a gap after the start that went late")
+		assert.Equal(t, 190*ms, res.Wait(), "the fallback starts a gap after the start that went late")
 		h.started(key, rule, t0, t0.Add(time.Hour), false)
 		assert.Zero(t, h.notBefore(key, rule, t0.Add(time.Hour)), "a start long after counts anew, and through Redis it waits for no fallback")
 	})

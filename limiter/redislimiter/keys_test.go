@@ -89,8 +89,8 @@ func TestScriptsRunOnCluster(t *testing.T) {
 		r := limiter.Request{Key: domain, Rule: &rule}
 		res, err := l.Reserve(ctx, r)
 		require.NoError(t, err, domain)
-		require.True(t, res.OK)
-		require.IsType(t, &turn{}, res.Turn)
+		require.True(t, res.OK())
+		require.IsType(t, &turn{}, res.Turn())
 		require.NoError(t, res.Cancel(ctx), domain)
 		_, err = l.Observe(ctx, r, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: time.Second})
 		require.NoError(t, err, domain)

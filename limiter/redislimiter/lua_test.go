@@ -233,11 +233,11 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 		case "reserve":
 			got, err := f.Reserve(ctx, req)
 			require.NoError(t, err, where)
-			agreed = assert.Equal(t, want.res.OK, got.OK, where) &&
-				assert.InDelta(t, want.wait, got.Wait, within, where+": wait") &&
-				assert.Equal(t, want.reason, got.Reason, where+": reason") && agreed
-			if got.OK {
-				script[j] = got.Turn.(*turn)
+			agreed = assert.Equal(t, want.res.OK(), got.OK(), where) &&
+				assert.InDelta(t, want.wait, got.Wait(), within, where+": wait") &&
+				assert.Equal(t, want.reason, got.Reason(), where+": reason") && agreed
+			if got.OK() {
+				script[j] = got.Turn().(*turn)
 			}
 		case "cancel":
 			require.NoError(t, f.cancel(ctx, script[s.turn]), where)
@@ -251,7 +251,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 			var res limiter.Reservation
 			more, _, err := script[s.turn].confirm(ctx, &res)
 			require.NoError(t, err, where)
-			if again, ok := res.Turn.(*turn); ok {
+			if again, ok := res.Turn().(*turn); ok {
 				script[s.turn] = again // claimed anew
 			}
 			gone[s.turn] = more == 0
@@ -363,8 +363,8 @@ func (r *memoryRun) do(s step) *memoryStep {
 	switch s.op {
 	case "reserve":
 		o.res = r.m.ReserveAt(req, now)
-		o.wait, o.reason = o.res.Wait, o.res.Reason
-		if o.res.OK && o.wait == 0 && !s.leavesLate {
+		o.wait, o.reason = o.res.Wait(), o.res.Reason()
+		if o.res.OK() && o.wait == 0 && !s.leavesLate {
 			// It leaves at once: the departure gate, at the same time.
 			more, err := o.res.Confirm(context.Background(), nil)
 			require.NoError(r.t, err)
@@ -471,14 +471,14 @@ func TestCancelLatestRestoresState(t *testing.T) {
 	f.at(t, 0)
 	first, err := f.Reserve(ctx, limiter.Request{Key: key, Rule: &rule})
 	require.NoError(t, err)
-	require.Zero(t, first.Wait)
+	require.Zero(t, first.Wait())
 	for i := range 4 {
 		f.at(t, time.Duration(i)*10*time.Millisecond)
 		wantState, wantList := snapshot()
 		res, err := f.Reserve(ctx, limiter.Request{Key: key, Rule: &rule})
 		require.NoError(t, err)
-		require.True(t, res.OK)
-		require.IsType(t, &turn{}, res.Turn)
+		require.True(t, res.OK())
+		require.IsType(t, &turn{}, res.Turn())
 		changed, _ := snapshot()
 		require.NotEqual(t, wantState, changed)
 		require.NoError(t, res.Cancel(ctx))

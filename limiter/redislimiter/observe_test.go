@@ -45,7 +45,7 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 			*res, err = f.Reserve(ctx, r)
 			require.NoError(t, err)
 		}
-		require.Equal(t, []time.Duration{0, time.Second, 2 * time.Second}, []time.Duration{first.Wait, second.Wait, third.Wait})
+		require.Equal(t, []time.Duration{0, time.Second, 2 * time.Second}, []time.Duration{first.Wait(), second.Wait(), third.Wait()})
 		assert.Equal(t, time.Second, confirmAll(t, f, &second, time.Second), "no pause: the turn stands")
 
 		f.at(t, 1500*ms)
@@ -54,12 +54,12 @@ func TestConfirmMovesATurnPausedMeanwhile(t *testing.T) {
 		more, err := third.Confirm(ctx, nil)
 		require.NoError(t, err)
 		assert.Equal(t, 2500*ms, more, "the turn moves after the pause")
-		assert.Equal(t, limiter.Reason("shared"), third.Reason)
+		assert.Equal(t, limiter.Reason("shared"), third.Reason())
 		assert.Equal(t, 4500*ms, confirmAll(t, f, &third, 4500*ms))
 
 		next, err := f.Reserve(ctx, r)
 		require.NoError(t, err)
-		assert.Equal(t, time.Second, next.Wait, "the next turn follows the moved one")
+		assert.Equal(t, time.Second, next.Wait(), "the next turn follows the moved one")
 	})
 
 	t.Run("turns woken inside a pause go after it without a burst", func(t *testing.T) {
@@ -93,14 +93,14 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 		var err error
 		*res, err = l.Reserve(ctx, r)
 		require.NoError(t, err)
-		require.False(t, res.Degraded)
+		require.False(t, res.Degraded())
 	}
 	srv.Kill()
 
 	more, err := second.Confirm(ctx, nil)
 	require.NoError(t, err)
 	assert.Zero(t, more, "the turn Redis gave stands")
-	assert.False(t, second.Degraded)
+	assert.False(t, second.Degraded())
 
 	added, err := l.Observe(ctx, r, limiter.Observation{Status: http.StatusTooManyRequests, RetryAfter: 5 * time.Second})
 	require.NoError(t, err)
@@ -108,8 +108,8 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 	more, err = third.Confirm(ctx, nil)
 	require.NoError(t, err)
 	assert.Greater(t, more, 4*time.Second, "but not inside this process's own pause")
-	assert.True(t, third.Degraded, "the fallback holds the new turn")
-	assert.Equal(t, limiter.Reason("retry-after"), third.Reason)
+	assert.True(t, third.Degraded(), "the fallback holds the new turn")
+	assert.Equal(t, limiter.Reason("retry-after"), third.Reason())
 }
 
 func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
@@ -140,8 +140,8 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 			assert.Equal(t, tt.why, st.Reason, tt.name)
 			res, err := tt.l.Reserve(ctx, r)
 			require.NoError(t, err)
-			assert.Greater(t, res.Wait, 4*time.Second, tt.name)
-			assert.Equal(t, tt.why, res.Reason, tt.name)
+			assert.Greater(t, res.Wait(), 4*time.Second, tt.name)
+			assert.Equal(t, tt.why, res.Reason(), tt.name)
 			require.NoError(t, res.Cancel(ctx))
 		}
 	})
@@ -185,22 +185,22 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, st.MinDelay, "the other worker did not read the robots.txt")
 
-		reserve := func(l *fakeClock) limiter.Reservation {
+		reserve := func(l *fakeClock) *limiter.Reservation {
 			res, err := l.Reserve(ctx, r)
 			require.NoError(t, err)
-			return res
+			return &res
 		}
-		assert.Zero(t, reserve(f1).Wait)
+		assert.Zero(t, reserve(f1).Wait())
 		res := reserve(f1)
-		assert.Equal(t, 2*time.Second, res.Wait)
-		assert.Equal(t, limiter.Reason("crawl-delay"), res.Reason)
+		assert.Equal(t, 2*time.Second, res.Wait())
+		assert.Equal(t, limiter.Reason("crawl-delay"), res.Reason())
 		res = reserve(f2)
-		assert.Equal(t, 2*time.Second, res.Wait, "queued after f1's turn")
-		assert.Equal(t, limiter.Reason("queue"), res.Reason)
-		assert.Equal(t, 2*time.Second, reserve(f2).Wait, "but f2 keeps no gap of its own")
+		assert.Equal(t, 2*time.Second, res.Wait(), "queued after f1's turn")
+		assert.Equal(t, limiter.Reason("queue"), res.Reason())
+		assert.Equal(t, 2*time.Second, reserve(f2).Wait(), "but f2 keeps no gap of its own")
 		res = reserve(f1)
-		assert.Equal(t, 4*time.Second, res.Wait)
-		assert.Equal(t, limiter.Reason("crawl-delay"), res.Reason)
+		assert.Equal(t, 4*time.Second, res.Wait())
+		assert.Equal(t, limiter.Reason("crawl-delay"), res.Reason())
 	})
 
 	t.Run("adaptive", func(t *testing.T) {
@@ -218,7 +218,7 @@ func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
 		require.NoError(t, err)
 		res, err := f.Reserve(ctx, r)
 		require.NoError(t, err)
-		assert.InDelta(t, gap, res.Wait, float64(time.Microsecond), "rounded up to Redis's microseconds")
-		assert.Equal(t, limiter.Reason("adaptive"), res.Reason)
+		assert.InDelta(t, gap, res.Wait(), float64(time.Microsecond), "rounded up to Redis's microseconds")
+		assert.Equal(t, limiter.Reason("adaptive"), res.Reason())
 	})
 }

@@ -49,11 +49,11 @@ func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep fun
 	if err != nil {
 		return span{}, err
 	}
-	if !res.OK {
-		return span{}, fmt.Errorf("no turn within %v", res.Wait)
+	if !res.OK() {
+		return span{}, fmt.Errorf("no turn within %v", res.Wait())
 	}
-	at, moved := span{lo: began.Add(res.Wait), hi: time.Now()}, false
-	for wait := res.Wait; wait > 0; {
+	at, moved := span{lo: began.Add(res.Wait()), hi: time.Now()}, false
+	for wait := res.Wait(); wait > 0; {
 		sleep(wait)
 		began = time.Now()
 		if wait, err = res.Confirm(ctx, nil); err != nil {
@@ -64,7 +64,7 @@ func goes(ctx context.Context, l limiter.Limiter, req limiter.Request, sleep fun
 		}
 		at.hi = time.Now()
 	}
-	at.who = fmt.Sprintf("degraded %v", res.Degraded)
+	at.who = fmt.Sprintf("degraded %v", res.Degraded())
 	if moved {
 		at.who += ", moved"
 	}

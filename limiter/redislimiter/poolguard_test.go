@@ -112,9 +112,9 @@ func TestASlowRedisCostsFewDials(t *testing.T) {
 	before, start := dials.Load(), time.Now()
 	calls := 0
 	for time.Since(start) < time.Second {
-		res, err := limiter.Wait(context.Background(), l, req)
+		w, err := limiter.Wait(context.Background(), l, req)
 		require.NoError(t, err)
-		require.False(t, res.Degraded, "a slow Redis is no outage")
+		require.False(t, w.Degraded, "a slow Redis is no outage")
 		calls++
 	}
 	require.Greater(t, calls, 10, "each call waits out the stall check")

@@ -121,7 +121,7 @@ func (l *Limiter) Reserve(ctx context.Context, r limiter.Request) (limiter.Reser
 	}
 	switch l.mode {
 	case modeFailOpen:
-		return limiter.Reservation{OK: true, Degraded: true}, nil
+		return limiter.Degrade(limiter.Granted(0, "", time.Time{}, nil)), nil
 	case modeFailClosed:
 		return limiter.Reservation{}, l.unavailable(ctx, r.Key)
 	}
@@ -149,14 +149,16 @@ func (l *Limiter) reserveShared(ctx context.Context, r *limiter.Request, res *li
 	if err != nil {
 		return err
 	}
-	*res = limiter.Reservation{OK: got.ok, Wait: got.wait, Reason: l.reason(got.reason, got.wait-sample, rule, &local)}
-	if got.ok {
-		res.Start = l.now().Add(got.wait)
-		res.Turn = &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start,
-			begun: got.wait == 0, granted: res.Start}
-		if l.handoff != nil {
-			l.handoff.note(r.Key, &paced, l.now().Add(got.wait), false)
-		}
+	reason := l.reason(got.reason, got.wait-sample, rule, &local)
+	if !got.ok {
+		*res = limiter.Refused(got.wait, reason)
+		return nil
+	}
+	start := l.now().Add(got.wait)
+	*res = limiter.Granted(got.wait, reason, start, &turn{l: l, key: r.Key, rule: rule, id: got.id, start: got.start,
+		begun: got.wait == 0, granted: start})
+	if l.handoff != nil {
+		l.handoff.note(r.Key, &paced, l.now().Add(got.wait), false)
 	}
 	return nil
 }

@@ -46,9 +46,9 @@ func TestResetDoesNotReuseReservations(t *testing.T) {
 				t.Helper()
 				res, err := l.Reserve(ctx, req)
 				require.NoError(t, err)
-				require.True(t, res.OK)
-				require.False(t, res.Degraded)
-				return &res, res.Turn.(*turn).start
+				require.True(t, res.OK())
+				require.False(t, res.Degraded())
+				return &res, res.Turn().(*turn).start
 			}
 			staleOlder, _ := reserve()
 			staleLatest, _ := reserve()
@@ -84,7 +84,7 @@ func TestLastStartCountsWhereRedisHasNoState(t *testing.T) {
 	const key = "idle.example"
 	res, err := l.Reserve(ctx, limiter.Request{Key: key, Rule: &loose})
 	require.NoError(t, err)
-	require.Zero(t, res.Wait)
+	require.Zero(t, res.Wait())
 	last := time.Now()
 	require.NoError(t, l.client.Del(ctx, l.keys(key)...).Err(), "as its expiry does once it has recovered")
 
@@ -101,9 +101,9 @@ func TestLastStartCountsWhereRedisHasNoState(t *testing.T) {
 
 	res, err = l.Reserve(ctx, r)
 	require.NoError(t, err)
-	require.True(t, res.OK)
-	assert.InDelta(t, time.Minute, res.Wait, float64(time.Second))
-	assert.Equal(t, limiter.ReasonMinDelay, res.Reason)
+	require.True(t, res.OK())
+	assert.InDelta(t, time.Minute, res.Wait(), float64(time.Second))
+	assert.Equal(t, limiter.ReasonMinDelay, res.Reason())
 	st, err = l.State(ctx, limiter.Request{Key: key, Rule: &strict})
 	require.NoError(t, err)
 	assert.Zero(t, st.Quotas[0].Remaining, "Redis holds the last start and the turn")

@@ -73,7 +73,7 @@ func TestColdStartIsNoOutage(t *testing.T) {
 				req := limiter.Request{Key: fmt.Sprintf("cold%d-%d.example", round, d), Rule: &limiter.Rule{Rate: 5, Burst: 1}}
 				res, err := l.Reserve(ctx, req)
 				if assert.NoError(t, err) {
-					assert.False(t, res.Degraded, "paced through Redis")
+					assert.False(t, res.Degraded(), "paced through Redis")
 				}
 			})
 		}
@@ -121,6 +121,6 @@ func TestScriptsWithoutFunctionRights(t *testing.T) {
 	assert.False(t, l.functions.Load(), "no library")
 	res, err := l.Reserve(ctx, limiter.Request{Key: "acl.example", Rule: &limiter.Rule{Rate: 5, Burst: 1}})
 	require.NoError(t, err)
-	assert.False(t, res.Degraded, "paced through Redis")
+	assert.False(t, res.Degraded(), "paced through Redis")
 	assert.Zero(t, logs.count(downLog))
 }

@@ -27,14 +27,14 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 		f.at(t, at)
 		res, err := f.Reserve(ctx, r)
 		require.NoError(t, err)
-		require.True(t, res.OK)
+		require.True(t, res.OK())
 		return &res
 	}
 
 	reserve(a, 0) // goes at once
 	first := reserve(a, 0)
 	second := reserve(b, 0)
-	require.Equal(t, []time.Duration{250 * ms, 500 * ms}, []time.Duration{first.Wait, second.Wait})
+	require.Equal(t, []time.Duration{250 * ms, 500 * ms}, []time.Duration{first.Wait(), second.Wait()})
 
 	// a's request wakes 200ms late. Before, Redis did not learn of it, and
 	// b's went at 500ms, 50ms after a's.
@@ -48,14 +48,14 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	// b's start was late too, by 200ms: the turns claimed after it follow
 	// from it, in either process.
 	third := reserve(a, 700*ms)
-	assert.Equal(t, 250*ms, third.Wait, "a new turn follows b's late start")
-	assert.Equal(t, limiter.Reason("rate"), third.Reason)
+	assert.Equal(t, 250*ms, third.Wait(), "a new turn follows b's late start")
+	assert.Equal(t, limiter.Reason("rate"), third.Reason())
 
 	// A start late by no more than slip counts as on time: the plan stays,
 	// and the next turn, confirmed on time, does not wait for the record.
 	assert.Equal(t, 950*ms+slip/2, confirmAll(t, a, third, 950*ms+slip/2))
 	fourth := reserve(b, 950*ms+slip/2)
-	assert.Equal(t, 250*ms-slip/2, fourth.Wait, "the plan did not move")
+	assert.Equal(t, 250*ms-slip/2, fourth.Wait(), "the plan did not move")
 	b.at(t, 1200*ms)
 	more, err = fourth.Confirm(ctx, nil)
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 
 	// A start late by more than slip, the latest one: the plan moves.
 	fifth := reserve(b, 1200*ms)
-	require.Equal(t, 250*ms, fifth.Wait)
+	require.Equal(t, 250*ms, fifth.Wait())
 	assert.Equal(t, 1460*ms, confirmAll(t, b, fifth, 1460*ms), "goes 10ms late")
-	assert.Equal(t, 250*ms, reserve(a, 1460*ms).Wait, "a new turn follows the late start")
+	assert.Equal(t, 250*ms, reserve(a, 1460*ms).Wait(), "a new turn follows the late start")
 }

@@ -95,7 +95,7 @@ func (t *turn) Confirm(ctx context.Context, res *limiter.Reservation, rule *limi
 		return 0, nil
 	}
 	wait, err := t.confirmOrFallBack(ctx, res)
-	if _, shared := res.Turn.(*turn); shared && err == nil && wait == 0 && t.l.handoff != nil {
+	if shared := !res.Degraded(); shared && err == nil && wait == 0 && t.l.handoff != nil {
 		now := t.l.now()
 		t.l.handoff.started(t.key, t.rule, now, now, false)
 	}
@@ -129,7 +129,7 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 		return 0, err
 	}
 	l.reserveFallback(&r, res)
-	return res.Wait, nil
+	return res.Wait(), nil
 }
 
 // confirm is Confirm through Redis, with the confirm script. It returns
@@ -157,5 +157,5 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 	if err := l.reserveShared(ctx, &limiter.Request{Key: t.key, Rule: t.rule}, res); err != nil {
 		return 0, paused, err
 	}
-	return res.Wait, paused, nil
+	return res.Wait(), paused, nil
 }

@@ -35,7 +35,7 @@ func ExampleOpen() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("run %d: example.com waits %v\n", run, res.Wait.Round(10*time.Second))
+		fmt.Printf("run %d: example.com waits %v\n", run, res.Wait().Round(10*time.Second))
 		if err := m.Close(); err != nil { // commits the state one last time
 			log.Fatal(err)
 		}

@@ -66,7 +66,7 @@ func TestPersistFollowsASymlink(t *testing.T) {
 	assert.Equal(t, os.ModeSymlink, info.Mode().Type(), "the link is still a link")
 	res, err := persisted(t, target).Reserve(context.Background(), r)
 	require.NoError(t, err)
-	assert.Greater(t, res.Wait, 99*time.Second, "the target holds the state")
+	assert.Greater(t, res.Wait(), 99*time.Second, "the target holds the state")
 }
 
 // A file that is not a state this build reads is an error naming it, and
