@@ -242,6 +242,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	}
 	t.trace.sent(ctx, d.key, w.degraded)
 	resp, err := t.send(base, req, &fl, &w)
+	w.release()
 	if err != nil {
 		t.trace.answered(ctx, d.key, 0, err)
 		t.observeFailure(ctx, d, err, w.sent)

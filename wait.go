@@ -2,6 +2,7 @@ package polite
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/polite-go/polite/internal/ticket"
@@ -78,7 +79,8 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 //
 //go:noinline
 func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
-	rt := &requestTurns{t: t, d: d, held: held}
+	rt := requestTurnsPool.Get().(*requestTurns)
+	*rt = requestTurns{t: t, d: d, held: held}
 	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
 	if n := len(held); unpaced && n == 1 || !unpaced && n == 0 {
 		rt.turns.Requests, rt.turns.Reservations, rt.scopes, rt.holds = rt.req[:0], rt.res[:], rt.scope[:0], rt.hold[:0]
@@ -100,6 +102,21 @@ func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced boo
 		rt.turns.Claimed = tk.Claimed
 	}
 	return rt
+}
+
+// requestTurnsPool keeps the requestTurns of requests that left, so that
+// a request that does not wait allocates none: its turns live on the
+// heap, to keep the frame a waiting request sleeps under small.
+var requestTurnsPool = sync.Pool{New: func() any { return new(requestTurns) }}
+
+// release gives w's turns back to the pool once the request left or
+// failed at the gate: nothing reads them after the base was called.
+func (w *waited) release() {
+	if w.turns != nil {
+		*w.turns = requestTurns{}
+		requestTurnsPool.Put(w.turns)
+		w.turns = nil
+	}
 }
 
 // add adds a turn: req in scope, held[hold] (-1 for the domain).
