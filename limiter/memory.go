@@ -243,7 +243,7 @@ func (m *Memory) countLastStart(s *keyState, r *Request, now int64) {
 }
 
 func policyOf(r *Rule) *feedback.Policy {
-	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r),
+	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: ruleGap(r),
 		StartDelay: r.AdaptiveStart, MaxDelay: r.AdaptiveMax, ErrorStatuses: r.ErrorStatuses}
 }
 
@@ -254,9 +254,9 @@ func maxPause(r *Rule) time.Duration {
 	return DefaultMaxPause
 }
 
-// pace is the gap a Rule sets between two requests: the larger of MinDelay
-// and one token of Rate.
-func pace(r *Rule) time.Duration {
+// ruleGap is the gap a Rule sets between two requests: the larger of
+// MinDelay and one token of Rate.
+func ruleGap(r *Rule) time.Duration {
 	p := r.MinDelay
 	if r.Rate > 0 {
 		p = max(p, tokenTime(1, r.Rate))
