@@ -183,7 +183,7 @@ func (f *failover) run(t *testing.T) failoverFigures {
 		"%d starts of domains on healthy primaries paced by the fallback; warnings per worker %v, recoveries %v",
 		fig.requests, fig.promotion.Round(time.Millisecond), fig.announce.Round(time.Millisecond), fig.sharedBack.Round(time.Millisecond),
 		fig.promotedTo.Round(time.Millisecond), fig.lastOff.Round(time.Millisecond), fig.over, fig.busiest,
-		failoverWindow, f.workers, f.workers*ownPace(&f.rule, failoverWindow), fig.healthyOff, fig.warnings, fig.recoveries)
+		failoverWindow, f.workers, f.workers*ownPaceAllows(&f.rule, failoverWindow), fig.healthyOff, fig.warnings, fig.recoveries)
 	return fig
 }
 
@@ -195,7 +195,7 @@ func (fig failoverFigures) check(t *testing.T, f *failover) {
 	// One start more than the bound is tolerated around the switch back,
 	// as in TestOutageKeepsEachWorkersPace: the starts are measured when
 	// each request's timer fired, late by a loaded machine's scheduling.
-	assert.LessOrEqual(t, fig.busiest, f.workers*ownPace(&f.rule, failoverWindow)+1, "no domain exceeds the fallback's bound")
+	assert.LessOrEqual(t, fig.busiest, f.workers*ownPaceAllows(&f.rule, failoverWindow)+1, "no domain exceeds the fallback's bound")
 	assert.LessOrEqual(t, fig.sharedBack, f.back, "the shared pace is back after the promotion (with Sentinel, the Sentinels naming it)")
 	for w := range f.workers {
 		assert.Equal(t, 1, fig.warnings[w], "worker %d: one warning", w)
