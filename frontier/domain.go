@@ -28,7 +28,7 @@ type domain struct {
 	index int    // in its heap
 	seq   uint64 // when it entered ready, for ties
 
-	// readyAt is when its next turn comes: learned from the Transport if
+	// readyAt is when its next turn comes: asked of the Transport if
 	// checked, else estimated from its limit after the last hand-out.
 	readyAt   time.Time
 	checked   bool
@@ -112,9 +112,9 @@ func (d *domain) advance(now time.Time) {
 	}
 }
 
-// learn files the Transport's answer, at now, that a request to d would
-// wait wait.
-func (d *domain) learn(now time.Time, wait time.Duration) {
+// setChecked files the Transport's answer, at now, that a request to d
+// would wait wait.
+func (d *domain) setChecked(now time.Time, wait time.Duration) {
 	d.checked = true
 	if wait > 0 || d.notBefore.After(now) {
 		d.readyAt = later(now.Add(wait), d.notBefore)

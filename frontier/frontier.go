@@ -24,7 +24,7 @@ import (
 // of a receive (see the example). Requests of one domain go in the order
 // they were pushed.
 //
-// Next learns turns from the Transport it serves, so nothing is paced
+// Next asks the Transport it serves when turns come, so nothing is paced
 // twice and the Transport stays the one that enforces: after handing a
 // domain's request out it estimates the domain's next turn from its
 // limit ([polite.Transport.Limit]), and before handing out the next one it asks
@@ -342,7 +342,7 @@ func (f *Frontier) checkLocked(d *domain) bool {
 	now := time.Now()
 	f.checking--
 	d.where = nowhere
-	d.learn(now, wait)
+	d.setChecked(now, wait)
 	d.checkedAt = handOuts
 	f.placeLocked(d)
 	stale := f.handOuts != handOuts && f.sharedScopes() // a request handed out meanwhile may share d's scopes

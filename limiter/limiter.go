@@ -11,7 +11,7 @@ import (
 
 // Limiter keeps the pace of every key (a domain): it decides each
 // request's turn under the key's Rule and what its server asked for, and
-// learns from what the server says. Every rule of a key is decided in one
+// observes what the server says. Every rule of a key is decided in one
 // step, so that a request never holds a turn of one rule while it waits on
 // another. Implementations measure time on their own clock and speak in
 // durations, so that callers never mix clocks: Memory uses this process's

@@ -16,8 +16,8 @@ import (
 //
 // Memory stays bounded however many keys it meets: a key's state may be
 // dropped once all its rules have recovered (its bucket is full again, its
-// gaps, pause and quota windows are over) and what its server taught it
-// (a backoff step, an adaptive gap) has gone unused for as long again as
+// gaps, pause and quota windows are over) and what it observed of its
+// server (a backoff step, an adaptive gap) has gone unused for as long again as
 // it lasted; a Transport tells it the Crawl-delay again with each request.
 // Each new key looks at the two least recently used keys of its shard,
 // drops those it may, and reuses the memory of the first it drops, so only
@@ -115,10 +115,10 @@ func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.D
 	s := sh.stateLocked(r, n)
 	defer func() { s.quietAt = s.quiet(rule) }()
 	if o.Status == 0 && !o.Failed {
-		s.taught().SetCrawlDelay(o.Host, o.CrawlDelay)
+		s.observed().SetCrawlDelay(o.Host, o.CrawlDelay)
 		return 0
 	}
-	v := s.taught().Observe(&feedback.Response{Status: o.Status, Failed: o.Failed, Sent: o.Sent, Latency: o.Latency,
+	v := s.observed().Observe(&feedback.Response{Status: o.Status, Failed: o.Failed, Sent: o.Sent, Latency: o.Latency,
 		RetryAfter: o.RetryAfter, RateLimit: o.RateLimit}, now, policyOf(rule))
 	if v.Pause > 0 {
 		s.pause(after(n, v.Pause), Reason(v.Reason))

@@ -146,9 +146,9 @@ func (b *bucket) full(rule *Rule) int64 {
 // minDelay is the least gap between two starts: the rule's, or what the
 // server asked for when that is longer, and the reason for it.
 func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
-	learned, why := s.fb.MinDelay(adaptiveStart(rule))
-	if learned > rule.MinDelay {
-		return learned, Reason(why)
+	observed, why := s.fb.MinDelay(adaptiveStart(rule))
+	if observed > rule.MinDelay {
+		return observed, Reason(why)
 	}
 	return rule.MinDelay, ReasonMinDelay
 }
@@ -267,8 +267,9 @@ func (s *keyState) allowed(now int64, rule *Rule) int64 {
 }
 
 // quiet is when the state becomes as good as a fresh one under rule:
-// its bucket full, its gaps, pause and quota windows over, and what its
-// server taught (a backoff step, an adaptive gap) past what it remembers.
+// its bucket full, its gaps, pause and quota windows over, and what it
+// observed of its server (a backoff step, an adaptive gap) past what it
+// remembers.
 func (s *keyState) quiet(rule *Rule) int64 {
 	q := s.pausedUntil
 	gap, why := s.minDelay(rule)
@@ -565,8 +566,9 @@ func (s *keyState) moveStart(at, to int64) {
 	s.addStart(to)
 }
 
-// taught is what the server taught, made when it first teaches.
-func (s *keyState) taught() *feedback.State {
+// observed is what the key observed of its server, made when it first
+// observes something.
+func (s *keyState) observed() *feedback.State {
 	if s.fb == nil {
 		s.fb = new(feedback.State)
 	}

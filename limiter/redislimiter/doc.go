@@ -18,7 +18,7 @@
 // without the right to load functions, they run by their hash (EVALSHA).
 // A request that had to wait pays one more when its turn comes (the
 // departure gate, limiter.Wait's Confirm), to tell Redis that it leaves
-// and to learn whether a worker paused the domain meanwhile; if one did,
+// and to find out whether a worker paused the domain meanwhile; if one did,
 // its turn is given back and the first one after the pause claimed. A
 // request whose turn came at once pays one more only if it leaves more
 // than 2 ms after the reply: Redis noted its departure when it granted the
@@ -30,10 +30,10 @@
 // that every quota counts; and prefix + "{domain}:last", the record of its
 // latest start) share a hash tag, so the scripts run on Redis Cluster.
 //
-// What a server says is learned in each process, in a limiter.Memory of
+// What a server says is observed in each process, in a limiter.Memory of
 // its own: the backoff after repeated 429s, the adaptive gap and a
 // robots.txt's Crawl-delay are per process, not shared; a process widens
-// the gaps of the turns it claims by what it learned. The pauses a server
+// the gaps of the turns it claims by what it observed. The pauses a server
 // asks for (Retry-After, RateLimit headers, backoff) are shared: each one
 // is written to Redis as well, where it holds every worker.
 //
@@ -85,7 +85,7 @@
 // time, and the record holds a turn back only for more), plus the time
 // from Redis answering the Confirm to the request leaving (the reply's
 // trip back and a goroutine scheduled late after it, which Redis does not
-// learn of), plus the difference between the processes' network delays to
+// know of), plus the difference between the processes' network delays to
 // the server. A turn given back leaves the record as it is, so a request
 // recorded but not sent only holds the next ones back. Waits are capped: a
 // reservation that would wait more than 400 days is refused, and every key
@@ -98,7 +98,7 @@
 // a node that lacks it, once per node, is not counted). When Redis does
 // not answer in time or fails (a full Redis refusing writes included),
 // the Limiter logs it once and, by default, paces each domain in this
-// process with the same limits and what this process learned (its
+// process with the same limits and what this process observed (its
 // limiter.Memory), marking its reservations Degraded, which the Transport
 // counts in its stats; no request fails because Redis is down.
 // WithFailOpen stops pacing instead and WithFailClosed fails requests;

@@ -28,7 +28,7 @@ type failover struct {
 	victim           func(domain string) bool     // whether domain's keys live on the primary killed
 	kill             func()
 	promoted         func() bool // whether the replica is a primary now
-	// announced, if set, reports whether the clients can learn of the
+	// announced, if set, reports whether the clients can find out about the
 	// promotion: with Sentinel, once the Sentinels name the new primary,
 	// up to a second after its promotion (they read its INFO every
 	// second during a failover).
@@ -252,7 +252,7 @@ func TestClusterFailover(t *testing.T) {
 
 // TestSentinelFailover: three workers pace 30 domains at 5/s through a
 // primary that Sentinels watch; the primary is killed and the Sentinels
-// promote its replica. Each worker's client learns of the new primary
+// promote its replica. Each worker's client finds the new primary
 // when the Sentinels announce it, 0.8 to 1s after the promotion (they read
 // the promoted replica's INFO once a second during a failover), and the
 // Limiter's probe reaches it within a probe interval of that, through a

@@ -36,7 +36,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	second := reserve(b, 0)
 	require.Equal(t, []time.Duration{250 * ms, 500 * ms}, []time.Duration{first.Wait(), second.Wait()})
 
-	// a's request wakes 200ms late. Before, Redis did not learn of it, and
+	// a's request wakes 200ms late. Before, Redis did not know of it, and
 	// b's went at 500ms, 50ms after a's.
 	assert.Equal(t, 450*ms, confirmAll(t, a, first, 450*ms))
 	b.at(t, 500*ms)

@@ -15,7 +15,7 @@ import (
 type turn struct {
 	l     *Limiter
 	key   string
-	rule  *limiter.Rule // the caller's, without the gap this process learned
+	rule  *limiter.Rule // the caller's, without the gap this process observed
 	id    uint64        // the state's epoch above the reservation's number below
 	start int64         // on Redis's clock, in microseconds
 	given bool          // given back already: a new turn, or none, replaced it
@@ -80,7 +80,7 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 // limiter.Memory does. While Redis does not answer, the turn stands
 // (WithFailClosed: an error wrapping ErrUnavailable) unless this process knows
 // of a pause in force: then the fallback claims the turn after it. When
-// a turn Redis granted goes, this process's own pace learns that it goes
+// a turn Redis granted goes, this process's own pace counts it as going
 // now.
 //
 // Confirm is the departure gate (limiter.Turn): rule, when not nil, is the
@@ -140,7 +140,7 @@ func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, pau
 	l := t.l
 	paced := *t.rule
 	// The gap the server asks for now: a Crawl-delay or an adaptive gap
-	// learned while the turn waited holds at its start, as in limiter.Memory.
+	// observed while the turn waited holds at its start, as in limiter.Memory.
 	paced.MinDelay = l.local.StateAt(limiter.Request{Key: t.key, Rule: t.rule}, l.now()).MinDelay
 	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
 	v, err := l.run(ctx, &l.scripts.confirm, l.keys(t.key), args)
