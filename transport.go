@@ -221,7 +221,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.GivenUp()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
-	tk.Claimed()
+	tk.Held()
 	held.sent(w.sent)
 	if robots {
 		d.stats.RobotsSent(w.sent)

@@ -99,7 +99,7 @@ func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced boo
 	}
 	t.scopes.order(rt.turns.Requests, rt.scopes, rt.holds)
 	if tk != nil {
-		rt.turns.Claimed = tk.Claimed
+		rt.turns.Held = tk.Held
 	}
 	return rt
 }

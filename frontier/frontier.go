@@ -100,7 +100,7 @@ type Frontier struct {
 	global      *domain            // the estimate of the global scope's turns; nil before the first Next
 	globalLimit config.Limit       // the limit global follows
 	handOuts    uint64             // requests handed out so far
-	claiming    int                // requests handed out that hold no turn yet
+	notHolding  int                // requests handed out that hold no turn yet
 	closed      bool
 
 	epoch          time.Time // when the Frontier was made: entries' times count from it
@@ -238,14 +238,14 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 		global := f.globalLocked(now)
 		shared := d != nil && f.sharedScopes()
 		if shared && d.checked && d.checkedAt != f.handOuts {
-			d.checked = false // another domain's request since may hold the scopes d shares
+			d.checked = false // another domain's request since may hold turns in the scopes d shares
 		}
 		switch {
 		case d != nil && d.givenUp:
 			return f.handOutLocked(d), nil // the Transport refuses it at once
 		case d != nil && global.readyAt.After(now):
 			w = f.waitLocked(ctx, w, global.readyAt)
-		case shared && f.claiming > 0 && d.mayCheck(now):
+		case shared && f.notHolding > 0 && d.mayCheck(now):
 			// The Transport's answer would miss a request that does not
 			// hold its turns yet.
 			w = f.waitLocked(ctx, w, time.Time{})
@@ -371,8 +371,8 @@ func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	tk := ticket.New(fl.end)
 	if f.sharedScopes() {
 		// Only then does Next wait for the request to hold its turns.
-		f.claiming++
-		tk = ticket.NewClaimed(fl.end, fl.claimed)
+		f.notHolding++
+		tk = ticket.NewHeld(fl.end, fl.held)
 	}
 	tk.SetQueued(now.Sub(f.epoch) - e.pushed)
 	ctx := req.Context()
@@ -394,12 +394,12 @@ type flight struct {
 // its flight.
 type flightKey struct{}
 
-// claimed notes that the request holds its turns, or has ended.
-func (fl *flight) claimed() {
+// held notes that the request holds its turns, or has ended.
+func (fl *flight) held() {
 	f := fl.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.claiming--
+	f.notHolding--
 	f.notifyLocked(time.Now())
 }
 

@@ -42,9 +42,9 @@ type Turns struct {
 	// while the request waited holds for it. Nil means each Request's
 	// Rule.
 	Rules RulesNow
-	// Claimed, when set, is called each time the request holds every
-	// turn, before it sleeps for the last one to come.
-	Claimed func()
+	// Held, when set, is called each time the request holds every turn,
+	// before it sleeps for the last one to come.
+	Held func()
 }
 
 // RulesNow gives the Rule in force now for the turns of a Turns.
@@ -217,8 +217,8 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 		w.Wait = late
 		return time.Time{}, maxwait.Exceeded(tw.t.Requests[last].Key, time.Until(due), tw.cause)
 	}
-	if tw.t.Claimed != nil && tw.allHeld() {
-		tw.t.Claimed()
+	if tw.t.Held != nil && tw.allHeld() {
+		tw.t.Held()
 	}
 	return due, nil
 }
