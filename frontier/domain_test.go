@@ -113,16 +113,16 @@ func TestFIFOKeepsOrderAndGivesBackMemory(t *testing.T) {
 }
 
 func TestHeapOrdersFixesAndRemoves(t *testing.T) {
-	h := heap{less: func(a, b *domain) bool { return a.held < b.held }}
+	h := heap{less: func(a, b *domain) bool { return a.inFlight < b.inFlight }}
 	rnd := rand.New(rand.NewPCG(3, 4))
 	var all []*domain
 	for i := range 200 {
-		d := &domain{key: fmt.Sprint(i), held: rnd.IntN(50)}
+		d := &domain{key: fmt.Sprint(i), inFlight: rnd.IntN(50)}
 		all = append(all, d)
 		h.push(d)
 	}
 	for _, d := range all[:50] { // change some, remove others
-		d.held = rnd.IntN(50)
+		d.inFlight = rnd.IntN(50)
 		h.fix(d)
 	}
 	for _, d := range all[50:100] {
@@ -131,7 +131,7 @@ func TestHeapOrdersFixesAndRemoves(t *testing.T) {
 	}
 	var got []int
 	for h.len() > 0 {
-		got = append(got, h.pop().held)
+		got = append(got, h.pop().inFlight)
 	}
 	assert.Len(t, got, 150)
 	assert.True(t, slices.IsSorted(got))

@@ -275,7 +275,7 @@ func TestMaxConcurrentIsRespected(t *testing.T) {
 }
 
 // TestFairShareWithAHangingDomain is the case: a domain whose
-// responses hang holds no more than its share of the workers while a fast
+// responses hang occupies no more than its share of the workers while a fast
 // domain has work, so the fast domain's URLs take no longer than alone.
 // The fast domain has work until its last request is handed out; then the
 // hanging domain may take the free workers.
@@ -308,7 +308,7 @@ func TestFairShareWithAHangingDomain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) { alone, _ = run(t, false) })
 	synctest.Test(t, func(t *testing.T) { beside, most = run(t, true) })
 	t.Logf("fast domain's 40 URLs: %v alone, %v beside a hanging domain (%d workers, responses hang until the %v timeout)", alone, beside, workers, timeout)
-	assert.Equal(t, workers/2, most, "while the fast domain has work, the hanging domain holds its share, no more")
+	assert.Equal(t, workers/2, most, "while the fast domain has work, the hanging domain occupies its share, no more")
 	assert.Equal(t, 3900*time.Millisecond+20*time.Millisecond, alone, "39 gaps of 100 ms, then the last response")
 	assert.Equal(t, alone, beside)
 }
