@@ -11,7 +11,7 @@ import (
 // Wait reserves r's turn in l, sleeps until it comes and confirms its
 // departure (Turn.Confirm), sleeping again while Confirm holds it back (a
 // pause the server asked for meanwhile, an earlier request that left
-// late). It fails at once, claiming nothing, when the turn would come
+// late). It fails at once, holding nothing, when the turn would come
 // after ctx's deadline (an error wrapping context.DeadlineExceeded) or
 // after r.MaxWait (ErrWaitTooLong); Waited.Wait then says how long the
 // request would have waited. When ctx ends during the wait, the turn is
@@ -29,7 +29,7 @@ func Wait(ctx context.Context, l Limiter, r Request) (Waited, error) {
 // server, one all requests share), for WaitTurns. It is not safe for
 // concurrent use.
 type Turns struct {
-	// Requests ask for the turns, in the order WaitTurns claims them.
+	// Requests ask for the turns, in the order WaitTurns holds them.
 	Requests []Request
 	// Reservations are as many as Requests: WaitTurns keeps each turn
 	// there.
@@ -65,7 +65,7 @@ type Waited struct {
 	Last   int
 	Reason Reason
 	// Far is the index of the latest turn that came more than a
-	// millisecond later than when it was claimed, so that the others were
+	// millisecond later than when it was held, so that the others were
 	// given back while the request waited for it alone; -1 when none did.
 	Far int
 	// Degraded is true when a fallback made one of the reservations.
@@ -87,13 +87,13 @@ const departSlack = 10 * time.Millisecond
 const turnSlack = time.Millisecond
 
 // WaitTurns waits for a request's turn in every key of t, as Wait does for
-// one, and confirms its departure in each. It fails at once, claiming
+// one, and confirms its departure in each. It fails at once, holding
 // nothing, when a turn would come after ctx's deadline or t.MaxWait, and
 // gives back every turn it holds when ctx ends or a Limiter fails. It holds
 // a turn in one key while it waits for another only as long as a
-// millisecond: it claims the turns in order; when one comes later than
+// millisecond: it holds the turns in order; when one comes later than
 // that, it gives back those it holds, waits for that one alone, then
-// claims the others again. The departure gate is all or nothing: when a
+// holds the others again. The departure gate is all or nothing: when a
 // key's Confirm holds the request back, the departures noted in the keys
 // before it are given back with their turns, so that a request never holds
 // a noted departure in one key while it waits for another.
@@ -134,14 +134,14 @@ func newTurnWait(ctx context.Context, l Limiter, t *Turns) *turnWait {
 	return tw
 }
 
-// run is the loop of WaitTurns: it claims the turns not held, sleeps until
+// run is the loop of WaitTurns: it holds the turns not held yet, sleeps until
 // the latest comes, and passes the departure gate, until every key lets
 // the request go.
 func (tw *turnWait) run() (w Waited, err error) {
 	w.Last, w.Far = -1, -1
 	t := tw.t
 	for {
-		due, err := tw.claim(&w)
+		due, err := tw.hold(&w)
 		if err != nil {
 			return w, tw.fail(err)
 		}
@@ -185,11 +185,11 @@ type turnWait struct {
 	timer   *time.Timer
 }
 
-// claim claims, in order, the turns not held, until one comes later than
+// hold holds, in order, the turns not held yet, until one comes later than
 // turnSlack from now (it then gives back the others) or one already held
 // does. It returns when the latest turn held comes, and fails when that is
 // past maxWait.
-func (tw *turnWait) claim(w *Waited) (time.Time, error) {
+func (tw *turnWait) hold(w *Waited) (time.Time, error) {
 	res := tw.t.Reservations
 	now := time.Now()
 	for i := range res {
@@ -213,7 +213,7 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 	last := tw.latest()
 	due := res[last].start
 	if late := due.Sub(tw.start); tw.maxWait > 0 && late > tw.maxWait {
-		// A gate moved a turn past maxWait: fail now, as a claim would.
+		// A gate moved a turn past maxWait: fail now, as reserve would.
 		w.Wait = late
 		return time.Time{}, maxwait.Exceeded(tw.t.Requests[last].Key, time.Until(due), tw.cause)
 	}
@@ -223,7 +223,7 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 	return due, nil
 }
 
-// reserve claims turn i at now, within what is left of maxWait.
+// reserve holds turn i at now, within what is left of maxWait.
 //
 //go:noinline
 func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
@@ -266,7 +266,7 @@ func (tw *turnWait) sleep(d time.Duration) error {
 // depart is the departure gate for every turn, in order: it reports
 // whether the request may leave now, every departure noted. When a
 // key's Confirm holds it back, the turns before it, whose departures it
-// noted, and those after it, are given back: the loop claims them again
+// noted, and those after it, are given back: the loop holds them again
 // once the turn held back comes.
 func (tw *turnWait) depart() (bool, error) {
 	res := tw.t.Reservations
