@@ -319,7 +319,7 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	}
 	tr := s.hold(t, rule)
 	if t == now {
-		s.start(&tr, now, rule)
+		s.beginTurn(&tr, now, rule)
 	}
 	s.keep(tr, now)
 	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
@@ -346,8 +346,8 @@ func (s *keyState) planStart(t int64, rule *Rule) {
 	}
 }
 
-// start notes that tr's request starts at now.
-func (s *keyState) start(tr *turn, now int64, rule *Rule) {
+// beginTurn notes that tr's request starts at now.
+func (s *keyState) beginTurn(tr *turn, now int64, rule *Rule) {
 	tr.started, tr.sent, tr.at = true, s.sent, now
 	s.noteStart(now, rule)
 	tr.made = s.made
@@ -447,7 +447,7 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		res.at = now
 	}
 	if i := s.find(res.id); i >= 0 {
-		s.start(&s.turns[i], now, rule)
+		s.beginTurn(&s.turns[i], now, rule)
 		s.turns = s.turns[:copy(s.turns, s.turns[i:])]
 	} else {
 		s.noteStart(now, rule)
