@@ -6,7 +6,7 @@
 // worker for that domain. Each call runs one Lua script that decides every
 // rule of the domain atomically on Redis's own clock (TIME), so that the
 // workers' clocks never matter. A request costs one round trip: Reserve
-// claims the earliest start and returns how long to wait for it, and the
+// holds the earliest start and returns how long to wait for it, and the
 // caller sleeps; there is no polling. With a *redis.Client, calls made at
 // once share round trips: while as many calls are under way as the
 // Limiter takes of the client's pool (half its connections), the calls
@@ -19,7 +19,7 @@
 // A request that had to wait pays one more when its turn comes (the
 // departure gate, limiter.Wait's Confirm), to tell Redis that it leaves
 // and to find out whether a worker paused the domain meanwhile; if one did,
-// its turn is given back and the first one after the pause claimed. A
+// its turn is given back and the first one after the pause held. A
 // request whose turn came at once pays one more only if it leaves more
 // than 2 ms after the reply: Redis noted its departure when it granted the
 // turn, and the confirm script then takes that back and notes it when it
@@ -33,7 +33,7 @@
 // What a server says is observed in each process, in a limiter.Memory of
 // its own: the backoff after repeated 429s, the adaptive gap and a
 // robots.txt's Crawl-delay are per process, not shared; a process widens
-// the gaps of the turns it claims by what it observed. The pauses a server
+// the gaps of the turns it holds by what it observed. The pauses a server
 // asks for (Retry-After, RateLimit headers, backoff) are shared: each one
 // is written to Redis as well, where it holds every worker.
 //
@@ -74,7 +74,7 @@
 // as limiter.Memory does: when the latest request started, as its Confirm
 // (or its reservation, when it went at once) told Redis, on Redis's clock.
 // A start later than planned by more than a millisecond moves the turns
-// claimed after it, and a turn granted before it, to any process, waits at
+// held after it, and a turn granted before it, to any process, waits at
 // its Confirm until the rules allow after it: Confirm returns the extra
 // wait, and the caller (limiter.Wait) sleeps and confirms again. That
 // costs no round trip more for a start on time, and one more for each turn

@@ -154,7 +154,7 @@ func TestScriptsMatchMemory(t *testing.T) {
 			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", turn: 1}, {at: 10 * ms, op: "state"},
 			reserve(20 * ms), reserve(20 * ms), {at: 30 * ms, op: "state"},
 		}},
-		{"max wait refusal claims nothing", perSecond(1, 1), []step{
+		{"max wait refusal holds nothing", perSecond(1, 1), []step{
 			reserve(0), {at: 0, op: "reserve", maxWait: 500 * ms}, {at: 0, op: "reserve", maxWait: time.Second},
 			{at: 0, op: "reserve", maxWait: 1500 * ms}, {at: 10 * ms, op: "state"}, reserve(10 * ms),
 		}},
@@ -252,7 +252,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 			more, _, err := script[s.turn].confirm(ctx, &res)
 			require.NoError(t, err, where)
 			if again, ok := res.Turn().(*turn); ok {
-				script[s.turn] = again // claimed anew
+				script[s.turn] = again // held anew
 			}
 			gone[s.turn] = more == 0
 			agreed = assert.InDelta(t, want.more, more, within, where+": more") && agreed
@@ -301,7 +301,7 @@ func (s *step) observation(t0 time.Time) limiter.Observation {
 type memoryStep struct {
 	res    limiter.Reservation // of a "reserve"
 	wait   time.Duration       // the wait a "reserve" returned (a later confirm may add to res.Wait)
-	reason limiter.Reason      // and its reason (a later confirm may claim the turn anew)
+	reason limiter.Reason      // and its reason (a later confirm may hold the turn anew)
 	more   time.Duration       // the wait a "confirm" returned
 	state  limiter.State       // of a "state", at at
 	at     time.Time

@@ -99,7 +99,7 @@ func newLimiter(client redis.UniversalClient, clock string, opts ...Option) (*Li
 	return l, nil
 }
 
-// Reserve implements limiter.Limiter: one round trip to Redis claims the
+// Reserve implements limiter.Limiter: one round trip to Redis holds the
 // earliest start every rule of r.Key allows, with the gap this process
 // observed of the server, or nothing when the wait would exceed
 // r.MaxWait, or 400 days whatever r.MaxWait (a rule that

@@ -45,7 +45,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	assert.Equal(t, 200*ms, more, "b's turn waits 250ms after a's late start")
 	assert.Equal(t, 700*ms, confirmAll(t, b, second, 700*ms))
 
-	// b's start was late too, by 200ms: the turns claimed after it follow
+	// b's start was late too, by 200ms: the turns held after it follow
 	// from it, in either process.
 	third := reserve(a, 700*ms)
 	assert.Equal(t, 250*ms, third.Wait(), "a new turn follows b's late start")

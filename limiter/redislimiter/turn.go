@@ -69,17 +69,17 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 
 // Confirm implements limiter.Turn: one round trip tells Redis
 // that the turn starts now, and asks whether a worker paused the key since
-// the turn was claimed. If one did, or the turn starts so late that its
+// the turn was held. If one did, or the turn starts so late that its
 // start would overfill a quota's window, the turn is given back, the first
-// one after the turns handed out claimed into res, and the wait for it
+// one after the turns handed out held into res, and the wait for it
 // returned. If an
 // earlier request started later than planned, after the turn was granted,
 // the turn waits as long as the rules ask after that start, and Confirm
 // returns how long. Otherwise Redis records the start, and one later than
-// planned (by more than slip) moves the turns claimed after it, as
+// planned (by more than slip) moves the turns held after it, as
 // limiter.Memory does. While Redis does not answer, the turn stands
 // (WithFailClosed: an error wrapping ErrUnavailable) unless this process knows
-// of a pause in force: then the fallback claims the turn after it. When
+// of a pause in force: then the fallback holds the turn after it. When
 // a turn Redis granted goes, this process's own pace counts it as going
 // now.
 //
@@ -133,7 +133,7 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 }
 
 // confirm is Confirm through Redis, with the confirm script. It returns
-// the wait for the turn, or for the new turn claimed after a pause or in
+// the wait for the turn, or for the new turn held after a pause or in
 // place of a start that would overfill a quota's window, and the pause
 // Redis reported.
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
