@@ -193,15 +193,8 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	if (ls.server != nil || ls.global != nil) && !d.exempt {
 		held = t.acquireScopes(req, ls)
 	}
-	if err := t.takeSlot(ctx, d, p); err != nil {
-		held.release()
-		d.stats.Canceled()
+	if err := t.takeSlots(ctx, d, p, held); err != nil {
 		return nil, t.refuse(req, d, tk, false, err)
-	}
-	if err := held.takeSlots(ctx); err != nil {
-		held.release()
-		d.stats.Canceled()
-		return nil, t.refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
 	fl := flight{d: d}
 	if len(held) > 0 || tk != nil || t.timeout > 0 {
@@ -215,7 +208,21 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
-	t.trace.waited(ctx, d.key, w)
+	return t.sendInTurn(base, req, &fl, &w, held, tk, robots)
+}
+
+// sendInTurn is pace from the end of the wait on, for a request that
+// holds fl, with w its wait, held its claims and tk its ticket: it counts
+// the request
+// (a robots.txt fetch apart), sends it through base, tells the limiter
+// what the response says and tracks the response's body. It is a
+// function of its own so that the stack a waiting request sleeps on
+// holds none of it.
+//
+//go:noinline
+func (t *Transport) sendInTurn(base http.RoundTripper, req *http.Request, fl *flight, w *waited, held claims, tk *ticket.Ticket, robots bool) (*http.Response, error) {
+	ctx, d := req.Context(), fl.d
+	t.trace.waited(ctx, d.key, *w)
 	if err := t.givenUp(d); err != nil { // while it waited
 		held.end()
 		d.stats.GivenUp()
@@ -241,7 +248,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		req = req.WithContext(sendCtx)
 	}
 	t.trace.sent(ctx, d.key, w.degraded)
-	resp, err := t.send(base, req, &fl, &w)
+	resp, err := t.send(base, req, fl, w)
 	w.release()
 	if err != nil {
 		t.trace.answered(ctx, d.key, 0, err)
@@ -253,7 +260,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Response(resp.StatusCode)
 	}
 	t.observe(ctx, d, resp, w.sent)
-	resp.Body = track(fl, resp.Body)
+	resp.Body = track(*fl, resp.Body)
 	return resp, nil
 }
 
@@ -315,9 +322,20 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	return t.domains.Acquire(key), nil
 }
 
-// takeSlot takes a place under the MaxConcurrent of d under its pace p.
-func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
-	if err := d.places.take(ctx, d.maxConcurrent(p)); err != nil {
+// takeSlots takes a place under the MaxConcurrent of d under its pace p,
+// then one in each scope held. When it cannot, it gives back the places
+// and the claims it holds, counts the request as canceled and returns
+// why, for the caller to refuse the request.
+func (t *Transport) takeSlots(ctx context.Context, d *domain, p *pace, held claims) error {
+	err := d.places.take(ctx, d.maxConcurrent(p))
+	if err == nil {
+		if err = held.takeSlots(ctx); err != nil {
+			d.places.give()
+		}
+	}
+	if err != nil {
+		held.release()
+		d.stats.Canceled()
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
 	return nil

@@ -71,8 +71,8 @@ func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err err
 	jitter := m.jitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter)
+	sh.mu.Unlock()
 	return res, nil
 }
 
@@ -200,11 +200,20 @@ func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 // drops those of the least recently used keys that are quiet at now, and
 // takes the entry of the first it drops; its state counts r.LastStart.
 func (sh *shard) stateLocked(r *Request, now int64) *keyState {
-	key := r.Key
-	if e := sh.keys.Get(key); e != nil {
+	if e := sh.keys.Get(r.Key); e != nil {
 		sh.changedLocked(e.Key)
 		return &e.Value
 	}
+	return sh.addLocked(r, now)
+}
+
+// addLocked adds the state of r's key, new at now, as stateLocked says.
+// It is a function of its own so that the frame of the common path, a
+// key already known, stays small.
+//
+//go:noinline
+func (sh *shard) addLocked(r *Request, now int64) *keyState {
+	key := r.Key
 	var free *lru.Entry[string, keyState]
 	sh.keys.Trim(0, look, func(e *lru.Entry[string, keyState]) bool {
 		if e.Value.quietAt > now {
