@@ -119,7 +119,7 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 		t.Reservations[i].ok = false
 	}
 	tw := &t.wait
-	tw.init(ctx, l, t, time.Now())
+	tw.init(ctx, l, t, time.Time{})
 	err := tw.run()
 	return tw.w, err
 }
@@ -143,8 +143,13 @@ func Leave(ctx context.Context, l Limiter, t *Turns) error {
 	return tw.run()
 }
 
-// init sets up tw for a wait through l's turns t that begins at now.
+// init sets up tw for a wait through l's turns t that begins at now; a
+// zero now begins it when the first reservation reads the clock, which
+// then needs no reading of its own, unless ctx has a deadline to bound it.
 func (tw *turnWait) init(ctx context.Context, l Limiter, t *Turns, now time.Time) {
+	if _, ok := ctx.Deadline(); ok && now.IsZero() {
+		now = time.Now()
+	}
 	tw.ctx, tw.l, tw.t, tw.start, tw.again = ctx, l, t, now, false
 	tw.w = Waited{Last: -1, Far: -1}
 	tw.maxWait, tw.cause = maxwait.Bound(ctx, t.MaxWait, ErrWaitTooLong, now)
@@ -153,9 +158,10 @@ func (tw *turnWait) init(ctx context.Context, l Limiter, t *Turns, now time.Time
 // run is the loop of WaitTurns: it holds the turns not held yet, sleeps until
 // the latest comes, and passes the departure gate, until every key lets
 // the request go. It reads the clock only where a time changes what it
-// does: a turn granted at once needs no sleep, and one read after the
-// gate serves both the check that the request is not late and its
-// departure time.
+// does: a request whose turns all came at once, each Confirm having
+// checked that its departure still holds, leaves at the departure its
+// Limiter noted; the others read the clock after the gate, to check that
+// they are not late and to say when they left.
 func (tw *turnWait) run() error {
 	t, w := tw.t, &tw.w
 	now := tw.start
@@ -183,6 +189,10 @@ func (tw *turnWait) run() error {
 		left, err := tw.depart()
 		if err != nil {
 			return tw.fail(err)
+		}
+		if left && !waits {
+			w.Sent = t.Reservations[tw.latest()].start
+			return nil
 		}
 		now = time.Now()
 		if !left || lateToLeave(t.Reservations, now) {
@@ -215,7 +225,8 @@ type turnWait struct {
 	w     Waited // what WaitTurns returns
 }
 
-// hold holds at now, in order, the turns not held yet, until one comes
+// hold holds at now (zero: at the first reservation's reading of the
+// clock), in order, the turns not held yet, until one comes
 // later than turnSlack from now (it then gives back the others) or one
 // already held does. It returns when the latest turn held comes, and
 // whether the request may have to wait for it (false when every turn held
@@ -231,6 +242,9 @@ func (tw *turnWait) hold(now time.Time, w *Waited) (time.Time, bool, error) {
 		}
 		if err := tw.reserve(i, now, w); err != nil {
 			return time.Time{}, false, err
+		}
+		if now.IsZero() {
+			now = tw.start // the wait began with this reservation
 		}
 		if res[i].wait > turnSlack && len(res) > 1 {
 			w.Far = i
@@ -271,6 +285,10 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 	}
 	res := &tw.t.Reservations[i]
 	*res = got
+	if now.IsZero() {
+		tw.beginAt(res)
+		now = tw.start
+	}
 	if !res.ok {
 		return tw.refused(r.Key, res, now, w)
 	}
@@ -278,6 +296,17 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 		res.start = now.Add(res.wait)
 	}
 	return nil
+}
+
+// beginAt begins the wait when the Limiter made res, its first
+// reservation: at the clock's reading that set res's start, or now when
+// the Limiter gives no start.
+func (tw *turnWait) beginAt(res *Reservation) {
+	if res.ok && !res.start.IsZero() {
+		tw.start = res.start.Add(-res.wait)
+	} else {
+		tw.start = time.Now()
+	}
 }
 
 // refused is the failure of key's turn res, refused at now because it would
