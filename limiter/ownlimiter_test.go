@@ -16,15 +16,20 @@ import (
 // only: it grants every turn wait from now, or refuses it past the
 // request's MaxWait, and its Turn holds the first departure back by hold.
 type fixedLimiter struct {
-	wait time.Duration
-	turn *countingTurn
+	wait     time.Duration
+	turn     *countingTurn
+	degraded bool // its reservations are a fallback's
 }
 
 func (l *fixedLimiter) Reserve(_ context.Context, r limiter.Request) (limiter.Reservation, error) {
 	if r.MaxWait > 0 && l.wait > r.MaxWait {
 		return limiter.Refused(l.wait, limiter.ReasonRate), nil
 	}
-	return limiter.Granted(l.wait, limiter.ReasonRate, time.Now().Add(l.wait), l.turn), nil
+	res := limiter.Granted(l.wait, limiter.ReasonRate, time.Now().Add(l.wait), l.turn)
+	if l.degraded {
+		res = limiter.Degrade(res)
+	}
+	return res, nil
 }
 
 func (l *fixedLimiter) Observe(context.Context, limiter.Request, limiter.Observation) (time.Duration, error) {
@@ -119,9 +124,11 @@ func TestOwnLimiterWaits(t *testing.T) {
 func TestOwnLimiterRefusalAndCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := newFixedLimiter(time.Second, 0)
+		begun := time.Now()
 		w, err := limiter.Wait(context.Background(), l, limiter.Request{Key: "own.example", MaxWait: 500 * time.Millisecond})
 		require.ErrorIs(t, err, limiter.ErrWaitTooLong)
 		assert.Equal(t, time.Second, w.Wait, "how long it would have waited")
+		assert.Equal(t, begun.Add(time.Second), w.RetryAt, "when its turn would have come")
 		assert.Zero(t, l.turn.cancels+l.turn.confirms)
 
 		ctx, cancel := context.WithCancel(context.Background())
@@ -130,5 +137,21 @@ func TestOwnLimiterRefusalAndCancel(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, 1, l.turn.cancels)
 		assert.Zero(t, l.turn.confirms)
+	})
+}
+
+// TestOwnLimiterDegradedShowsInWaited checks that Waited says a fallback
+// made the turn, whether the turn came at once or after a wait.
+func TestOwnLimiterDegradedShowsInWaited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, wait := range []time.Duration{0, time.Second} {
+			l := newFixedLimiter(wait, 0)
+			l.degraded = true
+			begun := time.Now()
+			w, err := limiter.Wait(context.Background(), l, limiter.Request{Key: "own.example"})
+			require.NoError(t, err)
+			assert.True(t, w.Degraded, "wait %v", wait)
+			assert.Equal(t, begun.Add(wait), w.Sent, "wait %v", wait)
+		}
 	})
 }

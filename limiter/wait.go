@@ -192,6 +192,7 @@ func (tw *turnWait) run() error {
 		}
 		if left && !waits {
 			w.Sent = t.Reservations[tw.latest()].start
+			tw.left()
 			return nil
 		}
 		now = time.Now()
@@ -203,10 +204,16 @@ func (tw *turnWait) run() error {
 		if w.Last >= 0 {
 			w.Wait = w.Sent.Sub(tw.start)
 		}
-		for i := range t.Reservations {
-			w.Degraded = w.Degraded || t.Reservations[i].degraded
-		}
+		tw.left()
 		return nil
+	}
+}
+
+// left notes in w, as the request leaves, whether a fallback made one of
+// its reservations.
+func (tw *turnWait) left() {
+	for i := range tw.t.Reservations {
+		tw.w.Degraded = tw.w.Degraded || tw.t.Reservations[i].degraded
 	}
 }
 
