@@ -64,7 +64,7 @@ func (t *Transport) tell(ctx context.Context, d *domain, p *pace, o limiter.Obse
 		return
 	}
 	d.stats.Paused(added)
-	t.trace.pauseLearned(ctx, d.key, pauseReason(p, o), added)
+	t.trace.pauseObserved(ctx, d.key, pauseReason(p, o), added)
 }
 
 // pauseReason says what in o, an observation under the pace p, asked for

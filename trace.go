@@ -18,7 +18,7 @@ import (
 // span there), and by many goroutines at once: they must be quick and
 // safe for concurrent use. A request the Transport sends calls TurnAsked,
 // then Waited if it waited, then Sent, then Answered and, if its response
-// paused the domain, PauseLearned; one it does not send calls Refused
+// paused the domain, PauseObserved; one it does not send calls Refused
 // instead of Sent. A robots.txt fetch is paced as a request of its own,
 // with the context RobotsFetch returned.
 type Trace struct {
@@ -29,11 +29,11 @@ type Trace struct {
 	// wait in all, the last of it in scope ("domain", "server" or
 	// "global") for reason, the rule that set it there.
 	Waited func(ctx context.Context, domain, scope string, reason limiter.Reason, wait time.Duration)
-	// PauseLearned is called when a response to a request to domain
+	// PauseObserved is called when a response to a request to domain
 	// paused it, or made its pause longer, by pause: reason says what
 	// asked for it (limiter.ReasonRetryAfter, ReasonRateLimit,
 	// ReasonBackoff, ReasonErrors).
-	PauseLearned func(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration)
+	PauseObserved func(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration)
 	// Refused is called when a request to domain is not sent, with the
 	// error RoundTrip returns: it wraps ErrDisallowed for robots.txt,
 	// limiter.ErrWaitTooLong for a wait longer than WithMaxWait,
@@ -87,7 +87,7 @@ func joinTraces(traces []*Trace) *Trace {
 	for _, tr := range traces {
 		j.TurnAsked = join2(j.TurnAsked, tr.TurnAsked)
 		j.Waited = join5(j.Waited, tr.Waited)
-		j.PauseLearned = join4(j.PauseLearned, tr.PauseLearned)
+		j.PauseObserved = join4(j.PauseObserved, tr.PauseObserved)
 		j.Refused = join3(j.Refused, tr.Refused)
 		j.Sent = join3(j.Sent, tr.Sent)
 		j.Answered = join4(j.Answered, tr.Answered)
@@ -175,9 +175,9 @@ func (tr *Trace) waited(ctx context.Context, domain string, w waited) {
 	}
 }
 
-func (tr *Trace) pauseLearned(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
-	if tr != nil && tr.PauseLearned != nil {
-		tr.PauseLearned(ctx, domain, reason, pause)
+func (tr *Trace) pauseObserved(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
+	if tr != nil && tr.PauseObserved != nil {
+		tr.PauseObserved(ctx, domain, reason, pause)
 	}
 }
 

@@ -40,7 +40,7 @@ func (e *events) trace() *polite.Trace {
 		Waited: func(_ context.Context, domain, scope string, reason limiter.Reason, wait time.Duration) {
 			e.add("waited %s %s %s %v", domain, scope, reason, wait)
 		},
-		PauseLearned: func(_ context.Context, domain string, reason limiter.Reason, pause time.Duration) {
+		PauseObserved: func(_ context.Context, domain string, reason limiter.Reason, pause time.Duration) {
 			e.add("paused %s %s %v", domain, reason, pause)
 		},
 		Refused: func(_ context.Context, domain string, err error) {

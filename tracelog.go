@@ -14,7 +14,7 @@ import (
 // (see WithLogger).
 func logTrace(logger *slog.Logger) *Trace {
 	l := &traceLog{logger: logger, seen: make(map[robotsRule]struct{})}
-	return &Trace{Waited: l.waited, PauseLearned: l.pauseLearned, Refused: l.refused}
+	return &Trace{Waited: l.waited, PauseObserved: l.pauseObserved, Refused: l.refused}
 }
 
 // traceLog logs what a Transport does. It is safe for concurrent use.
@@ -37,7 +37,7 @@ func (l *traceLog) waited(ctx context.Context, domain, scope string, reason limi
 	}
 }
 
-func (l *traceLog) pauseLearned(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
+func (l *traceLog) pauseObserved(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
 	if l.logger.Enabled(ctx, slog.LevelDebug) {
 		l.logger.DebugContext(ctx, "polite: server asked for a pause", "domain", domain, "added", pause, "reason", reason)
 	}

@@ -21,7 +21,7 @@ import (
 var noopTrace = &polite.Trace{
 	TurnAsked:    func(context.Context, string) {},
 	Waited:       func(context.Context, string, string, limiter.Reason, time.Duration) {},
-	PauseLearned: func(context.Context, string, limiter.Reason, time.Duration) {},
+	PauseObserved: func(context.Context, string, limiter.Reason, time.Duration) {},
 	Refused:      func(context.Context, string, error) {},
 	Sent:         func(context.Context, string, bool) {},
 	Answered:     func(context.Context, string, int, error) {},

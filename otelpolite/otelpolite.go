@@ -96,7 +96,7 @@ func WithTracing(opts ...Option) polite.Option {
 	h := &hooks{tracer: s.tracerProvider.Tracer(scope)}
 	return polite.WithTrace(&polite.Trace{
 		Waited:       h.waited,
-		PauseLearned: h.pauseLearned,
+		PauseObserved: h.pauseObserved,
 		Refused:      h.refused,
 		RobotsFetch:  h.robotsFetch,
 		RobotsJoined: h.robotsJoined,
@@ -128,9 +128,9 @@ func (h *hooks) waited(ctx context.Context, domain, scope string, reason limiter
 	span.End(trace.WithTimestamp(end))
 }
 
-// pauseLearned adds the event polite.pause to the request's span or, if
+// pauseObserved adds the event polite.pause to the request's span or, if
 // its context holds none, to a span of its own, so that it is seen.
-func (h *hooks) pauseLearned(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
+func (h *hooks) pauseObserved(ctx context.Context, domain string, reason limiter.Reason, pause time.Duration) {
 	attrs := trace.WithAttributes(attrDomain.String(domain), attrReason.String(string(reason)), attrPauseDuration.Float64(pause.Seconds()))
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("polite.pause", attrs)
