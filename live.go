@@ -87,7 +87,8 @@ func (ls *limitSet) limitOf(scope, key string) *config.Limit {
 
 // currentPace returns the pace that ptr holds for key in scope: its
 // limit's under the limits in force, looked up anew if they have changed
-// since ptr was set.
+// since ptr was set; nil if scope, a server or the global scope, is no
+// longer in force.
 func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string) *pace {
 	for {
 		p := ptr.Load()
@@ -95,7 +96,11 @@ func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string) *p
 		if p != nil && p.set == ls {
 			return p
 		}
-		fresh := ls.shared(ls.limitOf(scope, key), t.maxPause)
+		l := ls.limitOf(scope, key)
+		if l == nil {
+			return nil
+		}
+		fresh := ls.shared(l, t.maxPause)
 		if ptr.CompareAndSwap(p, fresh) {
 			return fresh
 		}

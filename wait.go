@@ -126,12 +126,16 @@ func (rt *requestTurns) add(scope string, req limiter.Request, hold int) {
 }
 
 // RuleNow implements limiter.RulesNow: the rule in force now for turn i,
-// which the departure gate checks it under.
+// which the departure gate checks it under. A scope no longer in force
+// keeps the rule the request claimed it under.
 func (rt *requestTurns) RuleNow(i int) *limiter.Rule {
 	t := rt.t
 	if h := rt.holds[i]; h >= 0 {
 		s := rt.held[h].s
-		return &t.currentPace(&s.pace, s.name, s.key).rule
+		if p := t.currentPace(&s.pace, s.name, s.key); p != nil {
+			return &p.rule
+		}
+		return &rt.held[h].p.rule
 	}
 	return &t.currentPace(&rt.d.pace, scopeDomain, rt.d.key).rule
 }
