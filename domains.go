@@ -5,6 +5,7 @@ import (
 
 	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/internal/domains"
+	"github.com/polite-go/polite/internal/places"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -17,7 +18,7 @@ type domain struct {
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string
 	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace
-	places    places               // its requests that hold a place under MaxConcurrent
+	places    places.Pool          // its requests that hold a place under MaxConcurrent
 }
 
 // request is a Request to the limiter for d under p, with no MaxWait.
@@ -40,7 +41,7 @@ func (d *domain) maxConcurrent(p *pace) int {
 // finish ends a sent request: its place and its domain are free again.
 func (d *domain) finish() {
 	d.stats.InFlight(-1)
-	d.places.give()
+	d.places.Give()
 	d.release()
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/internal/lru"
+	"github.com/polite-go/polite/internal/places"
 	"github.com/polite-go/polite/internal/resolve"
 	"github.com/polite-go/polite/limiter"
 )
@@ -74,7 +75,7 @@ const (
 
 // pace is what paces the keys of one limit under the limits in force: the
 // limit, as the limiter reads it, and its MaxConcurrent (0: no cap). The
-// keys it paces share it; each counts its own places (see places).
+// keys it paces share it; each counts its own places (a places.Pool).
 type pace struct {
 	limit *config.Limit
 	rule  limiter.Rule
@@ -96,7 +97,7 @@ type scope struct {
 	name   string // scopeServer or scopeGlobal
 	key    string
 	pace   atomic.Pointer[pace]
-	places places
+	places places.Pool
 	held   atomic.Int64     // requests between acquiring and releasing it
 	last   counters.Instant // when the latest request through it was sent
 }
@@ -219,7 +220,7 @@ type claims []hold
 // ctx ends first, it gives back those it took.
 func (c claims) takeSlots(ctx context.Context) error {
 	for i, h := range c {
-		if err := h.s.places.take(ctx, h.p.max); err != nil {
+		if err := h.s.places.Take(ctx, h.p.max); err != nil {
 			c[:i].giveSlots()
 			return fmt.Errorf("%s scope: %w", h.s.name, err)
 		}
@@ -230,7 +231,7 @@ func (c claims) takeSlots(ctx context.Context) error {
 // giveSlots gives back the places takeSlots took.
 func (c claims) giveSlots() {
 	for _, h := range c {
-		h.s.places.give()
+		h.s.places.Give()
 	}
 }
 

@@ -317,7 +317,7 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 
 // takeSlot takes a place under the MaxConcurrent of d under its pace p.
 func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
-	if err := d.places.take(ctx, d.maxConcurrent(p)); err != nil {
+	if err := d.places.Take(ctx, d.maxConcurrent(p)); err != nil {
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
 	return nil
@@ -343,7 +343,7 @@ func (t *Transport) waitError(ctx context.Context, d *domain, retryAt time.Time,
 func (t *Transport) refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
 	t.trace.refused(req.Context(), d.key, err)
 	if holdsSlot {
-		d.places.give()
+		d.places.Give()
 	}
 	d.release()
 	closeRequestBody(req)
