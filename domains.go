@@ -17,25 +17,25 @@ type domain struct {
 	failures  failures    // failed answers in a row; see WithMaxErrors
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string
-	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace
-	places    places.Pool          // its requests that hold a place under MaxConcurrent
+	inForce   atomic.Pointer[limitInForce] // its limit's; see Transport.currentLimit
+	places    places.Pool                  // its requests that hold a place under MaxConcurrent
 }
 
-// request is a Request to the limiter for d under p, with no MaxWait.
-func (d *domain) request(p *pace) limiter.Request {
-	return limiter.Request{Key: d.key, Rule: &p.rule, LastStart: d.stats.LastRequest()}
+// request is a Request to the limiter for d under lim, with no MaxWait.
+func (d *domain) request(lim *limitInForce) limiter.Request {
+	return limiter.Request{Key: d.key, Rule: &lim.rule, LastStart: d.stats.LastRequest()}
 }
 
-// unpaced reports whether requests to d go unpaced under p.
-func (d *domain) unpaced(p *pace) bool { return d.exempt || p.limit.Disabled }
+// unpaced reports whether requests to d go unpaced under lim.
+func (d *domain) unpaced(lim *limitInForce) bool { return d.exempt || lim.limit.Disabled }
 
-// maxConcurrent is the MaxConcurrent of d under p: 0, no cap, if d is
+// maxConcurrent is the MaxConcurrent of d under lim: 0, no cap, if d is
 // exempt.
-func (d *domain) maxConcurrent(p *pace) int {
+func (d *domain) maxConcurrent(lim *limitInForce) int {
 	if d.exempt {
 		return 0
 	}
-	return p.max
+	return lim.maxConcurrent
 }
 
 // finish ends a sent request: its place and its domain are free again.

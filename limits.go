@@ -42,7 +42,7 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc, def config.Limit) (*
 func (t *Transport) setUpDomain(d *domain, key string) {
 	d.key = key
 	d.exempt = (t.loopbackExempt && names.Loopback(key)) || key == noHostKey
-	t.currentPace(&d.pace, scopeDomain, key)
+	t.currentLimit(&d.inForce, scopeDomain, key)
 }
 
 // newDomain returns a domain of key that the table does not hold.

@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/pattern"
@@ -23,16 +21,7 @@ type limitSet struct {
 	domains *pattern.Table[*config.Limit]
 	server  *config.Limit // nil: no server scope
 	global  *config.Limit // nil: no global scope
-	paces   *sync.Map     // *config.Limit -> its *pace, shared by the keys it paces
-}
-
-// shared returns the pace of l, one of ls's limits.
-func (ls *limitSet) shared(l *config.Limit, maxPause time.Duration) *pace {
-	if p, ok := ls.paces.Load(l); ok {
-		return p.(*pace)
-	}
-	p, _ := ls.paces.LoadOrStore(l, newPace(l, maxPause, ls))
-	return p.(*pace)
+	inForce *sync.Map     // *config.Limit -> its *limitInForce, shared by the keys it paces
 }
 
 // newLimitSet checks the limits and the domains' names, as resolveDomains
@@ -53,7 +42,7 @@ func newLimitSet(def *config.Limit, domains []domainEntry, server, global *confi
 	if err != nil {
 		return nil, err
 	}
-	return &limitSet{def: def, domains: table, server: server, global: global, paces: new(sync.Map)}, nil
+	return &limitSet{def: def, domains: table, server: server, global: global, inForce: new(sync.Map)}, nil
 }
 
 // scopeLimit checks the limit of the scope named as its config field is,
@@ -83,28 +72,6 @@ func (ls *limitSet) limitOf(scope, key string) *config.Limit {
 		return l
 	}
 	return ls.def
-}
-
-// currentPace returns the pace that ptr holds for key in scope: its
-// limit's under the limits in force, looked up anew if they have changed
-// since ptr was set; nil if scope, a server or the global scope, is no
-// longer in force.
-func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string) *pace {
-	for {
-		p := ptr.Load()
-		ls := t.limits.Load()
-		if p != nil && p.set == ls {
-			return p
-		}
-		l := ls.limitOf(scope, key)
-		if l == nil {
-			return nil
-		}
-		fresh := ls.shared(l, t.maxPause)
-		if ptr.CompareAndSwap(p, fresh) {
-			return fresh
-		}
-	}
 }
 
 // sameLimit reports whether a and b set the same rules.
@@ -140,7 +107,7 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 		return err
 	}
 	ls := *old
-	ls.domains, ls.paces = old.domains.Clone(), new(sync.Map)
+	ls.domains, ls.inForce = old.domains.Clone(), new(sync.Map)
 	one.Range(func(name string, l *config.Limit) bool {
 		ls.domains.Set(name, l)
 		t.logChange(name, l)

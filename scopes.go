@@ -73,33 +73,14 @@ const (
 	unknownServer = "(unknown)" // the server of hosts that never resolved
 )
 
-// pace is what paces the keys of one limit under the limits in force: the
-// limit, as the limiter reads it, and its MaxConcurrent (0: no cap). The
-// keys it paces share it; each counts its own places (a places.Pool).
-type pace struct {
-	limit *config.Limit
-	rule  limiter.Rule
-	max   int
-	set   *limitSet // the limits it was made under
-}
-
-func newPace(l *config.Limit, maxPause time.Duration, set *limitSet) *pace {
-	p := &pace{limit: l, rule: limiter.RuleOf(*l), set: set}
-	p.rule.MaxPause = maxPause
-	if !l.Disabled {
-		p.max = l.MaxConcurrent
-	}
-	return p
-}
-
 // scope is a key that requests of many domains share: one server, or all.
 type scope struct {
-	name   string // scopeServer or scopeGlobal
-	key    string
-	pace   atomic.Pointer[pace]
-	places places.Pool
-	held   atomic.Int64     // requests between acquiring and releasing it
-	last   counters.Instant // when the latest request through it was sent
+	name    string // scopeServer or scopeGlobal
+	key     string
+	inForce atomic.Pointer[limitInForce]
+	places  places.Pool
+	held    atomic.Int64     // requests between acquiring and releasing it
+	last    counters.Instant // when the latest request through it was sent
 }
 
 // request is a Request to the limiter for s under rule, with no MaxWait.
@@ -107,10 +88,10 @@ func (s *scope) request(rule *limiter.Rule) limiter.Request {
 	return limiter.Request{Key: s.key, Rule: rule, LastStart: s.last.Load()}
 }
 
-// hold is a request's claim on a scope, under the pace it started with.
+// hold is a request's claim on a scope, under the limit in force it started with.
 type hold struct {
 	s *scope
-	p *pace
+	p *limitInForce
 }
 
 // scopes holds the server and global scopes of a Transport; the limits
@@ -180,11 +161,11 @@ func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) claims {
 		} else {
 			s.held.Add(1)
 		}
-		held = append(held, hold{s, t.currentPace(&s.pace, scopeServer, s.key)})
+		held = append(held, hold{s, t.currentLimit(&s.inForce, scopeServer, s.key)})
 	}
 	if ls.global != nil {
 		sc.global.held.Add(1)
-		held = append(held, hold{sc.global, t.currentPace(&sc.global.pace, scopeGlobal, globalKey)})
+		held = append(held, hold{sc.global, t.currentLimit(&sc.global.inForce, scopeGlobal, globalKey)})
 	}
 	return held
 }
@@ -220,7 +201,7 @@ type claims []hold
 // ctx ends first, it gives back those it took.
 func (c claims) takeSlots(ctx context.Context) error {
 	for i, h := range c {
-		if err := h.s.places.Take(ctx, h.p.max); err != nil {
+		if err := h.s.places.Take(ctx, h.p.maxConcurrent); err != nil {
 			c[:i].giveSlots()
 			return fmt.Errorf("%s scope: %w", h.s.name, err)
 		}

@@ -188,12 +188,12 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	ctx := req.Context()
 	t.trace.turnAsked(ctx, d.key)
 	ls := t.limits.Load()
-	p := t.currentPace(&d.pace, scopeDomain, d.key)
+	lim := t.currentLimit(&d.inForce, scopeDomain, d.key)
 	var held claims
 	if (ls.server != nil || ls.global != nil) && !d.exempt {
 		held = t.acquireScopes(req, ls)
 	}
-	if err := t.takeSlot(ctx, d, p); err != nil {
+	if err := t.takeSlot(ctx, d, lim); err != nil {
 		held.release()
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, false, err)
@@ -209,7 +209,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	}
 	// The wait's last step notes the request's departure: from here to
 	// the base, only counters and WithTimeout's context.
-	w, err := t.wait(ctx, d, p, held, tk)
+	w, err := t.wait(ctx, d, lim, held, tk)
 	if err != nil {
 		held.end()
 		d.stats.Canceled()
@@ -315,9 +315,9 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	return t.domains.Acquire(key), nil
 }
 
-// takeSlot takes a place under the MaxConcurrent of d under its pace p.
-func (t *Transport) takeSlot(ctx context.Context, d *domain, p *pace) error {
-	if err := d.places.Take(ctx, d.maxConcurrent(p)); err != nil {
+// takeSlot takes a place under the MaxConcurrent of d under lim.
+func (t *Transport) takeSlot(ctx context.Context, d *domain, lim *limitInForce) error {
+	if err := d.places.Take(ctx, d.maxConcurrent(lim)); err != nil {
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
 	return nil

@@ -51,12 +51,12 @@ type requestTurns struct {
 // wait waits for the turn of a request to d in its domain and in the
 // scopes it holds, and confirms its departure in each as its last step:
 // the request must be sent as soon as wait returns.
-func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
-	unpaced := d.unpaced(p)
+func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, held claims, tk *ticket.Ticket) (waited, error) {
+	unpaced := d.unpaced(lim)
 	if unpaced && len(held) == 0 {
 		return waited{sent: time.Now()}, nil
 	}
-	rt := t.newRequestTurns(d, p, held, unpaced, tk)
+	rt := t.newRequestTurns(d, lim, held, unpaced, tk)
 	begun := time.Now()
 	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
 	if lw.Far >= 0 {
@@ -72,13 +72,13 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 	return w, nil
 }
 
-// newRequestTurns returns the turns of a request to d under p in its
+// newRequestTurns returns the turns of a request to d under lim in its
 // domain, unless it goes unpaced there, and in the scopes it holds. It is
 // a function of its own so that the frame a request sleeps under stays
 // small.
 //
 //go:noinline
-func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
+func (t *Transport) newRequestTurns(d *domain, lim *limitInForce, held claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
 	rt := requestTurnsPool.Get().(*requestTurns)
 	*rt = requestTurns{t: t, d: d, held: held}
 	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
@@ -92,7 +92,7 @@ func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced boo
 		rt.scopes, rt.holds = make([]string, 0, n), make([]int, 0, n)
 	}
 	if !unpaced {
-		rt.add(scopeDomain, d.request(p), -1)
+		rt.add(scopeDomain, d.request(lim), -1)
 	}
 	for i, h := range held {
 		rt.add(h.s.name, h.s.request(&h.p.rule), i)
@@ -132,10 +132,10 @@ func (rt *requestTurns) RuleNow(i int) *limiter.Rule {
 	t := rt.t
 	if h := rt.holds[i]; h >= 0 {
 		s := rt.held[h].s
-		if p := t.currentPace(&s.pace, s.name, s.key); p != nil {
-			return &p.rule
+		if lim := t.currentLimit(&s.inForce, s.name, s.key); lim != nil {
+			return &lim.rule
 		}
 		return &rt.held[h].p.rule
 	}
-	return &t.currentPace(&rt.d.pace, scopeDomain, rt.d.key).rule
+	return &t.currentLimit(&rt.d.inForce, scopeDomain, rt.d.key).rule
 }
