@@ -1,10 +1,10 @@
 package polite
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/polite-go/polite/config"
+	"github.com/polite-go/polite/internal/scopes"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -16,7 +16,7 @@ type limitInForce struct {
 	limit         *config.Limit
 	rule          limiter.Rule
 	maxConcurrent int
-	set           *limitSet // the limits it was made under
+	set           *limitSet // the limits a domain's was looked up under; nil for a scope's, which its limitSet holds
 }
 
 func newLimitInForce(l *config.Limit, maxPause time.Duration, set *limitSet) *limitInForce {
@@ -38,23 +38,32 @@ func (ls *limitSet) inForceOf(l *config.Limit, maxPause time.Duration) *limitInF
 	return lim.(*limitInForce)
 }
 
-// currentLimit returns the limit in force that ptr holds for key in scope,
-// looked up anew if the limits in force have changed since ptr was set;
-// nil if scope, a server or the global scope, is no longer in force.
-func (t *Transport) currentLimit(ptr *atomic.Pointer[limitInForce], scope, key string) *limitInForce {
+// currentLimit returns d's limit in force, looked up anew if the limits
+// in force have changed since d's was set.
+func (t *Transport) currentLimit(d *domain) *limitInForce {
 	for {
-		lim := ptr.Load()
+		lim := d.inForce.Load()
 		ls := t.limits.Load()
 		if lim != nil && lim.set == ls {
 			return lim
 		}
-		l := ls.limitOf(scope, key)
-		if l == nil {
-			return nil
-		}
-		fresh := ls.inForceOf(l, t.maxPause)
-		if ptr.CompareAndSwap(lim, fresh) {
+		fresh := ls.inForceOf(ls.domainLimit(d.key), t.maxPause)
+		if d.inForce.CompareAndSwap(lim, fresh) {
 			return fresh
 		}
 	}
+}
+
+// configured returns lim's limit as configured; nil for a nil lim, a
+// scope not in force.
+func (lim *limitInForce) configured() *config.Limit {
+	if lim == nil {
+		return nil
+	}
+	return lim.limit
+}
+
+// claim returns a claim on s, which a request acquired, under lim.
+func (lim *limitInForce) claim(s *scopes.Scope) scopes.Claim {
+	return scopes.Claim{Scope: s, Rule: &lim.rule, MaxConcurrent: lim.maxConcurrent}
 }

@@ -42,7 +42,7 @@ func resolveDomains(entries []domainEntry, keyFunc KeyFunc, def config.Limit) (*
 func (t *Transport) setUpDomain(d *domain, key string) {
 	d.key = key
 	d.exempt = (t.loopbackExempt && names.Loopback(key)) || key == noHostKey
-	t.currentLimit(&d.inForce, scopeDomain, key)
+	t.currentLimit(d)
 }
 
 // newDomain returns a domain of key that the table does not hold.
@@ -60,11 +60,7 @@ func (t *Transport) Limit(domain string) config.Limit {
 	if !t.made() {
 		return config.Limit{}
 	}
-	ls := t.limits.Load()
-	if l, ok := ls.domains.Lookup(t.keyOf(domain)); ok {
-		return *l
-	}
-	return *ls.def
+	return *t.limits.Load().domainLimit(t.keyOf(domain))
 }
 
 // logLimits logs the limits in force, once, at Info.
@@ -79,7 +75,7 @@ func (t *Transport) logLimits() {
 		t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
 		return true
 	})
-	for name, l := range map[string]*config.Limit{"server_config": ls.server, "global_config": ls.global} {
+	for name, l := range map[string]*config.Limit{"server_config": ls.server.configured(), "global_config": ls.global.configured()} {
 		if l != nil {
 			t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
 		}

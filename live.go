@@ -8,9 +8,11 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/polite-go/polite/config"
 	"github.com/polite-go/polite/internal/pattern"
+	"github.com/polite-go/polite/internal/scopes"
 )
 
 // limitSet is the limits in force: the default, those of domains and
@@ -19,22 +21,23 @@ import (
 type limitSet struct {
 	def     *config.Limit
 	domains *pattern.Table[*config.Limit]
-	server  *config.Limit // nil: no server scope
-	global  *config.Limit // nil: no global scope
-	inForce *sync.Map     // *config.Limit -> its *limitInForce, shared by the keys it paces
+	server  *limitInForce // nil: no server scope
+	global  *limitInForce // nil: no global scope
+	inForce *sync.Map     // a domain's *config.Limit -> its *limitInForce, shared by the keys it paces
 }
 
 // newLimitSet checks the limits and the domains' names, as resolveDomains
-// does, and returns them as a limitSet.
-func newLimitSet(def *config.Limit, domains []domainEntry, server, global *config.Limit, keyFunc KeyFunc) (*limitSet, error) {
+// does, and returns them as a limitSet whose rules cap a server's pause at
+// maxPause.
+func newLimitSet(def *config.Limit, domains []domainEntry, server, global *config.Limit, keyFunc KeyFunc, maxPause time.Duration) (*limitSet, error) {
 	if err := def.Validate("default_config"); err != nil {
 		return nil, err
 	}
-	server, err := scopeLimit("server_config", server)
+	serverLimit, err := newScopeLimit("server_config", server, maxPause)
 	if err != nil {
 		return nil, err
 	}
-	global, err = scopeLimit("global_config", global)
+	globalLimit, err := newScopeLimit("global_config", global, maxPause)
 	if err != nil {
 		return nil, err
 	}
@@ -42,13 +45,13 @@ func newLimitSet(def *config.Limit, domains []domainEntry, server, global *confi
 	if err != nil {
 		return nil, err
 	}
-	return &limitSet{def: def, domains: table, server: server, global: global, inForce: new(sync.Map)}, nil
+	return &limitSet{def: def, domains: table, server: serverLimit, global: globalLimit, inForce: new(sync.Map)}, nil
 }
 
-// scopeLimit checks the limit of the scope named as its config field is,
-// nil if none, and returns it with a rate's burst filled in. It takes
-// nothing from the default.
-func scopeLimit(field string, l *config.Limit) (*config.Limit, error) {
+// newScopeLimit checks the limit of the scope named as its config field
+// is, nil if none, and returns it in force with a rate's burst filled in.
+// It takes nothing from the default.
+func newScopeLimit(field string, l *config.Limit, maxPause time.Duration) (*limitInForce, error) {
 	if l == nil {
 		return nil, nil
 	}
@@ -56,22 +59,49 @@ func scopeLimit(field string, l *config.Limit) (*config.Limit, error) {
 	if err := own.Validate(field); err != nil {
 		return nil, err
 	}
-	return &own, nil
+	return newLimitInForce(&own, maxPause, nil), nil
 }
 
-// limitOf returns the limit of key in scope: a domain's own or its
-// pattern's or the default, the servers', or the global one.
-func (ls *limitSet) limitOf(scope, key string) *config.Limit {
-	switch scope {
-	case scopeServer:
-		return ls.server
-	case scopeGlobal:
-		return ls.global
-	}
+// domainLimit returns the limit of the domain key: its own, its
+// pattern's, or the default.
+func (ls *limitSet) domainLimit(key string) *config.Limit {
 	if l, ok := ls.domains.Lookup(key); ok {
 		return l
 	}
 	return ls.def
+}
+
+// scopeLimit returns the limit in force of the scope named name
+// (scopes.Server or scopes.Global); nil if that scope is not in force.
+func (ls *limitSet) scopeLimit(name string) *limitInForce {
+	if name == scopes.Server {
+		return ls.server
+	}
+	return ls.global
+}
+
+// ServerLimit returns the limit of the servers' scope in force, and false
+// if there is none (see WithServerLimit).
+func (t *Transport) ServerLimit() (config.Limit, bool) {
+	if !t.made() {
+		return config.Limit{}, false
+	}
+	if lim := t.limits.Load().server; lim != nil {
+		return *lim.limit, true
+	}
+	return config.Limit{}, false
+}
+
+// GlobalLimit returns the limit of the global scope in force, and false if
+// there is none (see WithGlobalLimit).
+func (t *Transport) GlobalLimit() (config.Limit, bool) {
+	if !t.made() {
+		return config.Limit{}, false
+	}
+	if lim := t.limits.Load().global; lim != nil {
+		return *lim.limit, true
+	}
+	return config.Limit{}, false
 }
 
 // sameLimit reports whether a and b set the same rules.
@@ -144,7 +174,7 @@ func (t *Transport) SetConfig(f *config.File) error {
 		entries = append(entries, domainEntry{name: name, limit: f.Domains[name]})
 	}
 	def := f.Default.Inherit(config.DefaultLimit())
-	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc)
+	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc, t.maxPause)
 	if err != nil {
 		return err
 	}
@@ -178,7 +208,7 @@ func (t *Transport) logChanges(old, new *limitSet) {
 	for _, s := range []struct {
 		name     string
 		was, now *config.Limit
-	}{{"server_config", old.server, new.server}, {"global_config", old.global, new.global}} {
+	}{{"server_config", old.server.configured(), new.server.configured()}, {"global_config", old.global.configured(), new.global.configured()}} {
 		switch {
 		case s.now == nil && s.was != nil:
 			t.logger.Info("polite: limit removed", "domain", s.name)

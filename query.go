@@ -71,7 +71,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 		d = t.newDomain(key)
 	}
 	wait := time.Duration(0)
-	lim := t.currentLimit(&d.inForce, scopeDomain, d.key)
+	lim := t.currentLimit(d)
 	if !d.unpaced(lim) {
 		wait = t.stateWait(d.request(lim))
 	}
@@ -109,19 +109,13 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 	ls := t.limits.Load()
 	wait := time.Duration(0)
 	if ls.global != nil {
-		lim := t.currentLimit(&t.scopes.global.inForce, scopeGlobal, globalKey)
-		wait = t.stateWait(t.scopes.global.request(&lim.rule))
+		wait = t.stateWait(t.scopes.Global().Request(&ls.global.rule))
 	}
 	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
 		return wait
 	}
-	s := t.scopes.unknown
-	if server, err := t.scopes.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
-		s = t.scopes.server(server)
-	}
-	rule := limiter.RuleOf(*ls.server)
-	rule.MaxPause = t.maxPause // as the server's limit in force has it: State fits the key to the rule
-	return max(wait, t.stateWait(s.request(&rule)))
+	s := t.scopes.PeekServer(req.Context(), req.URL.Hostname())
+	return max(wait, t.stateWait(s.Request(&ls.server.rule)))
 }
 
 // stateWait is how long request r would wait now; 0 if the limiter

@@ -15,6 +15,7 @@ import (
 
 	"github.com/polite-go/polite/internal/domains"
 	"github.com/polite-go/polite/internal/robotscache"
+	"github.com/polite-go/polite/internal/scopes"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -91,7 +92,7 @@ type Transport struct {
 	maxPause  time.Duration
 	maxErrors int                // failed answers in a row that give a domain up; 0: never
 	robots    *robotscache.Cache // nil unless WithRobots
-	scopes    *scopes
+	scopes    *scopes.Table
 }
 
 // NewTransport returns a Transport that sends requests through base (a
@@ -116,7 +117,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		traces = append([]*Trace{logTrace(o.logger)}, traces...)
 	}
 	o.withDefaults()
-	limits, err := newLimitSet(&o.defaultLimit, o.domains, o.serverLimit, o.globalLimit, o.keyFunc)
+	limits, err := newLimitSet(&o.defaultLimit, o.domains, o.serverLimit, o.globalLimit, o.keyFunc, o.maxPause)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	}
 	t.limits.Store(limits)
 	t.robots = newRobotsCache(t, o.robots, o.userAgent)
-	t.scopes = newScopes(&o)
+	t.scopes = scopes.New(o.lookup, o.maxDomains)
 	t.domains = domains.New(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
@@ -188,49 +189,49 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	ctx := req.Context()
 	t.trace.turnAsked(ctx, d.key)
 	ls := t.limits.Load()
-	lim := t.currentLimit(&d.inForce, scopeDomain, d.key)
-	var held claims
+	lim := t.currentLimit(d)
+	var claims scopes.Claims
 	if (ls.server != nil || ls.global != nil) && !d.exempt {
-		held = t.acquireScopes(req, ls)
+		claims = t.acquireScopes(req, ls)
 	}
-	if err := t.takeSlot(ctx, d, lim); err != nil {
-		held.release()
+	if err := t.takePlace(ctx, d, lim); err != nil {
+		claims.Release()
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, false, err)
 	}
-	if err := held.takeSlots(ctx); err != nil {
-		held.release()
+	if err := claims.TakePlaces(ctx); err != nil {
+		claims.Release()
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
 	fl := flight{d: d}
-	if len(held) > 0 || tk != nil || t.timeout > 0 {
-		fl.extra = &flightExtras{held: held, tk: tk}
+	if len(claims) > 0 || tk != nil || t.timeout > 0 {
+		fl.extra = &flightExtras{claims: claims, tk: tk}
 	}
 	// The wait's last step notes the request's departure: from here to
 	// the base, only counters and WithTimeout's context.
-	w, err := t.wait(ctx, d, lim, held, tk)
+	w, err := t.wait(ctx, d, lim, claims, tk)
 	if err != nil {
-		held.end()
+		claims.End()
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
 	t.trace.waited(ctx, d.key, w)
 	if err := t.givenUp(d); err != nil { // while it waited
-		held.end()
+		claims.End()
 		d.stats.GivenUp()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
 	tk.Claimed()
-	held.sent(w.sent)
+	claims.Sent(w.sent)
 	if robots {
 		d.stats.RobotsSent(w.sent)
 	} else {
 		d.stats.Sent(w.sent, w.wait, w.degraded)
 		switch w.scope {
-		case scopeServer:
+		case scopes.Server:
 			d.stats.ServerDelayed(w.wait)
-		case scopeGlobal:
+		case scopes.Global:
 			d.stats.GlobalDelayed(w.wait)
 		}
 	}
@@ -315,8 +316,21 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	return t.domains.Acquire(key), nil
 }
 
-// takeSlot takes a place under the MaxConcurrent of d under lim.
-func (t *Transport) takeSlot(ctx context.Context, d *domain, lim *limitInForce) error {
+// acquireScopes claims for req the scopes it passes besides its domain
+// under ls: its server's and the global one. The caller releases them.
+func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) scopes.Claims {
+	var claims scopes.Claims
+	if ls.server != nil && req.URL != nil && req.URL.Host != "" {
+		claims = append(claims, ls.server.claim(t.scopes.AcquireServer(req.Context(), req.URL.Hostname())))
+	}
+	if ls.global != nil {
+		claims = append(claims, ls.global.claim(t.scopes.AcquireGlobal()))
+	}
+	return claims
+}
+
+// takePlace takes a place under the MaxConcurrent of d under lim.
+func (t *Transport) takePlace(ctx context.Context, d *domain, lim *limitInForce) error {
 	if err := d.places.Take(ctx, d.maxConcurrent(lim)); err != nil {
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
