@@ -390,24 +390,6 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// Key returns the domain key req is paced under, as the key function
-// names it: "(no host)" for a request with no host, which is not paced.
-func (t *Transport) Key(req *http.Request) (string, error) {
-	if !t.made() {
-		return "", errNotMade
-	}
-	key, err := t.keyFunc(req)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("polite: key function: %w", err)
-	case key != "":
-		return key, nil
-	case req.URL != nil && req.URL.Host == "":
-		return noHostKey, nil
-	}
-	return "", fmt.Errorf("polite: key function: empty key for %s", req.URL.Redacted())
-}
-
 // Close closes the Transport's limiter if it has a Close method: a
 // limiter.Memory that Persist set up writes its state once more, a Redis
 // limiter stops probing. The Transport must not be used after.
