@@ -5,6 +5,7 @@ import (
 
 	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/internal/domains"
+	"github.com/polite-go/polite/internal/names"
 	"github.com/polite-go/polite/internal/places"
 	"github.com/polite-go/polite/limiter"
 )
@@ -50,3 +51,17 @@ func (d *domain) release() { d.claim.Release() }
 
 // Claimed returns d's claim, for the domain table.
 func (d *domain) Claimed() *domains.Claim { return &d.claim }
+
+// setUpDomain makes d the domain of key, under its limit.
+func (t *Transport) setUpDomain(d *domain, key string) {
+	d.key = key
+	d.exempt = (t.loopbackExempt && names.Loopback(key)) || key == noHostKey
+	t.currentLimit(d)
+}
+
+// newDomain returns a domain of key that the table does not hold.
+func (t *Transport) newDomain(key string) *domain {
+	d := new(domain)
+	t.setUpDomain(d, key)
+	return d
+}

@@ -8,76 +8,19 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/pattern"
-	"github.com/polite-go/polite/internal/scopes"
 )
 
-// limitSet is the limits in force: the default, those of domains and
-// patterns, and those of the scopes. It is not changed once made;
-// SetLimit and SetConfig replace it.
-type limitSet struct {
-	def     *config.Limit
-	domains *pattern.Table[*config.Limit]
-	server  *limitInForce // nil: no server scope
-	global  *limitInForce // nil: no global scope
-	inForce *sync.Map     // a domain's *config.Limit -> its *limitInForce, shared by the keys it paces
-}
-
-// newLimitSet checks the limits and the domains' names, as resolveDomains
-// does, and returns them as a limitSet whose rules cap a server's pause at
-// maxPause.
-func newLimitSet(def *config.Limit, domains []domainEntry, server, global *config.Limit, keyFunc KeyFunc, maxPause time.Duration) (*limitSet, error) {
-	if err := def.Validate("default_config"); err != nil {
-		return nil, err
+// Limit returns the limit that paces domain: its own, that of the most
+// specific pattern it falls under, or the default. domain is keyed as a
+// request would be: a host name (www.example.com) or URL answers for its
+// key (example.com under DomainKey).
+func (t *Transport) Limit(domain string) config.Limit {
+	if !t.made() {
+		return config.Limit{}
 	}
-	serverLimit, err := newScopeLimit("server_config", server, maxPause)
-	if err != nil {
-		return nil, err
-	}
-	globalLimit, err := newScopeLimit("global_config", global, maxPause)
-	if err != nil {
-		return nil, err
-	}
-	table, err := resolveDomains(domains, keyFunc, *def)
-	if err != nil {
-		return nil, err
-	}
-	return &limitSet{def: def, domains: table, server: serverLimit, global: globalLimit, inForce: new(sync.Map)}, nil
-}
-
-// newScopeLimit checks the limit of the scope named as its config field
-// is, nil if none, and returns it in force with a rate's burst filled in.
-// It takes nothing from the default.
-func newScopeLimit(field string, l *config.Limit, maxPause time.Duration) (*limitInForce, error) {
-	if l == nil {
-		return nil, nil
-	}
-	own := l.Inherit(config.Limit{})
-	if err := own.Validate(field); err != nil {
-		return nil, err
-	}
-	return newLimitInForce(&own, maxPause, nil), nil
-}
-
-// domainLimit returns the limit of the domain key: its own, its
-// pattern's, or the default.
-func (ls *limitSet) domainLimit(key string) *config.Limit {
-	if l, ok := ls.domains.Lookup(key); ok {
-		return l
-	}
-	return ls.def
-}
-
-// scopeLimit returns the limit in force of the scope named name
-// (scopes.Server or scopes.Global); nil if that scope is not in force.
-func (ls *limitSet) scopeLimit(name string) *limitInForce {
-	if name == scopes.Server {
-		return ls.server
-	}
-	return ls.global
+	return *t.limits.Load().domainLimit(t.keyOf(domain))
 }
 
 // ServerLimit returns the limit of the servers' scope in force, and false
@@ -102,11 +45,6 @@ func (t *Transport) GlobalLimit() (config.Limit, bool) {
 		return *lim.limit, true
 	}
 	return config.Limit{}, false
-}
-
-// sameLimit reports whether a and b set the same rules.
-func sameLimit(a, b *config.Limit) bool {
-	return a == b || reflect.DeepEqual(*a, *b)
 }
 
 // SetLimit sets the limit of domain, a key or a pattern named as
@@ -220,4 +158,33 @@ func (t *Transport) logChanges(old, new *limitSet) {
 
 func (t *Transport) logChange(name string, l *config.Limit) {
 	t.logger.Info("polite: limit changed", limitAttrs(name, l)...)
+}
+
+// sameLimit reports whether a and b set the same rules.
+func sameLimit(a, b *config.Limit) bool {
+	return a == b || reflect.DeepEqual(*a, *b)
+}
+
+// logLimits logs the limits in force, once, at Info.
+func (t *Transport) logLimits() {
+	ctx := context.Background()
+	if !t.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	ls := t.limits.Load()
+	t.logger.Info("polite: limits in force", limitAttrs("default", ls.def)...)
+	ls.domains.Range(func(name string, l *config.Limit) bool {
+		t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
+		return true
+	})
+	for name, l := range map[string]*config.Limit{"server_config": ls.server.configured(), "global_config": ls.global.configured()} {
+		if l != nil {
+			t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
+		}
+	}
+}
+
+func limitAttrs(domain string, l *config.Limit) []any {
+	return []any{"domain", domain, "enabled", !l.Disabled, "rate", l.RequestsPerSecond, "burst", l.Burst,
+		"min_delay", l.MinDelay, "jitter", l.Jitter, "max_concurrent", l.MaxConcurrent, "quotas", len(l.Quotas)}
 }
