@@ -57,7 +57,7 @@ func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscach
 	})
 }
 
-// checkRobots is the robots.txt step of req, which holds d: it returns an
+// checkRobots is the robots.txt step of req, which claims d: it returns an
 // error wrapping ErrDisallowed if the robots.txt of req's host forbids
 // req, and applies the file's Crawl-delay to d.
 func (t *Transport) checkRobots(req *http.Request, d *domain) error {

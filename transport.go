@@ -178,7 +178,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.pace(t.base, req, d, tk, false)
 }
 
-// pace sends req, which holds d, in its turn: it claims the scopes it
+// pace sends req, which claims d, in its turn: it claims the scopes it
 // passes besides its domain, takes a concurrency slot in each, waits for
 // its turn in each and passes the departure gate (the wait's last step),
 // sends the request through base, tells the limiter
@@ -275,7 +275,7 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return p.t.pace(p.base, req, d, nil, true)
 }
 
-// send sends the request, which holds d, through base, after the
+// send sends the request, which claims d, through base, after the
 // departure gate's last check (w). If base fails, or panics, the
 // request's flight fl ends there: its slots, its claims and its
 // WithTimeout context are given back before the error returns or the
@@ -351,12 +351,12 @@ func (t *Transport) waitError(ctx context.Context, d *domain, retryAt time.Time,
 	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
-// refuse ends a request that will not be sent: it gives back its slot
-// (if it holds one) and its claim on d, closes its body, ends its ticket,
-// tells the Trace, and returns err.
-func (t *Transport) refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
+// refuse ends a request that will not be sent: it gives back its place
+// under MaxConcurrent (if it took one) and its claim on d, closes its
+// body, ends its ticket, tells the Trace, and returns err.
+func (t *Transport) refuse(req *http.Request, d *domain, tk *ticket.Ticket, tookPlace bool, err error) error {
 	t.trace.refused(req.Context(), d.key, err)
-	if holdsSlot {
+	if tookPlace {
 		d.places.Give()
 	}
 	d.release()

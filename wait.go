@@ -33,7 +33,7 @@ func (t *Transport) leave(ctx context.Context, w *waited) error {
 }
 
 // requestTurns is a request's turns in its domain and the scopes it
-// holds, for limiter.WaitTurns, with what the departure gate needs to read
+// claims, for limiter.WaitTurns, with what the departure gate needs to read
 // the limits in force when the request leaves. Its arrays hold one turn,
 // the common case; a request with more takes slices.
 type requestTurns struct {

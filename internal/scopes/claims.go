@@ -39,7 +39,7 @@ func (c Claims) GivePlaces() {
 	}
 }
 
-// Sent notes that a request holding the claims was sent at at.
+// Sent notes that the request that made the claims was sent at at.
 func (c Claims) Sent(at time.Time) {
 	for _, cl := range c {
 		cl.Scope.last.Store(at)
