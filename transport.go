@@ -179,12 +179,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // pace sends req, which claims d, in its turn: it claims the scopes it
-// passes besides its domain, takes a concurrency slot in each, waits for
-// its turn in each and passes the departure gate (the wait's last step),
-// sends the request through base, tells the limiter
-// what the response says, and tracks the response's body, so that the
-// request's flight ends when the body is closed. A robots.txt fetch is
-// counted apart from the requests.
+// passes besides its domain, takes a place under MaxConcurrent in each,
+// waits for its turn in each and passes the departure gate (the wait's
+// last step), sends the request through base, tells the limiter what the
+// response says, and tracks the response's body, so that the request's
+// flight ends when the body is closed. A robots.txt fetch is counted
+// apart from the requests.
 func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx := req.Context()
 	t.trace.turnAsked(ctx, d.key)
@@ -277,7 +277,7 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // send sends the request, which claims d, through base, after the
 // departure gate's last check (w). If base fails, or panics, the
-// request's flight fl ends there: its slots, its claims and its
+// request's flight fl ends there: its places, its claims and its
 // WithTimeout context are given back before the error returns or the
 // panic goes on up. A request whose context ends while the last check
 // holds it back is not sent, and counts as failed.
