@@ -50,7 +50,8 @@ func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what s
 		}
 		return
 	}
-	d.failures.last.Store(&what)
+	last := what // what alone would escape, costing every answer an allocation
+	d.failures.last.Store(&last)
 	if d.failures.inARow.Add(1) >= int64(t.maxErrors) && d.failures.givenUp.CompareAndSwap(false, true) {
 		t.logger.Warn("polite: domain given up", "domain", d.key, "failures", t.maxErrors, "last", what)
 	}

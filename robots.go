@@ -50,7 +50,7 @@ func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscach
 		UserAgent:     userAgent,
 		MaxCrawlDelay: o.maxCrawlDelay,
 		Base:          t.base,
-		Pace:          func(base http.RoundTripper) http.RoundTripper { return pacer{t, base} },
+		Pacer:         func(base http.RoundTripper) http.RoundTripper { return pacer{t, base} },
 		Now:           time.Now,
 		Fetching:      fetching,
 		Joined:        joined,

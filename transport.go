@@ -194,15 +194,8 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	if (ls.server != nil || ls.global != nil) && !d.exempt {
 		claims = t.acquireScopes(req, ls)
 	}
-	if err := t.takePlace(ctx, d, lim); err != nil {
-		claims.Release()
-		d.stats.Canceled()
+	if err := t.takePlaces(ctx, d, lim, claims); err != nil {
 		return nil, t.refuse(req, d, tk, false, err)
-	}
-	if err := claims.TakePlaces(ctx); err != nil {
-		claims.Release()
-		d.stats.Canceled()
-		return nil, t.refuse(req, d, tk, true, &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err})
 	}
 	fl := flight{d: d}
 	if len(claims) > 0 || tk != nil || t.timeout > 0 {
@@ -216,13 +209,27 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
-	t.trace.waited(ctx, d.key, w)
+	return t.sendInTurn(base, req, &fl, &w, claims, tk, robots)
+}
+
+// sendInTurn is pace from the end of the wait on, for a request that
+// holds fl, with w its wait, claims its claims and tk its ticket: it counts
+// the request
+// (a robots.txt fetch apart), sends it through base, tells the limiter
+// what the response says and tracks the response's body. It is a
+// function of its own so that the stack a waiting request sleeps on
+// holds none of it.
+//
+//go:noinline
+func (t *Transport) sendInTurn(base http.RoundTripper, req *http.Request, fl *flight, w *waited, claims scopes.Claims, tk *ticket.Ticket, robots bool) (*http.Response, error) {
+	ctx, d := req.Context(), fl.d
+	t.trace.waited(ctx, d.key, *w)
 	if err := t.givenUp(d); err != nil { // while it waited
 		claims.End()
 		d.stats.GivenUp()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
-	tk.Claimed()
+	tk.Held()
 	claims.Sent(w.sent)
 	if robots {
 		d.stats.RobotsSent(w.sent)
@@ -242,7 +249,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		req = req.WithContext(sendCtx)
 	}
 	t.trace.sent(ctx, d.key, w.degraded)
-	resp, err := t.send(base, req, &fl, &w)
+	resp, err := t.send(base, req, fl, w)
 	w.release()
 	if err != nil {
 		t.trace.answered(ctx, d.key, 0, err)
@@ -254,7 +261,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 		d.stats.Response(resp.StatusCode)
 	}
 	t.observe(ctx, d, resp, w.sent)
-	resp.Body = track(fl, resp.Body)
+	resp.Body = track(*fl, resp.Body)
 	return resp, nil
 }
 
@@ -329,9 +336,20 @@ func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) scopes.Claims
 	return claims
 }
 
-// takePlace takes a place under the MaxConcurrent of d under lim.
-func (t *Transport) takePlace(ctx context.Context, d *domain, lim *limitInForce) error {
-	if err := d.places.Take(ctx, d.maxConcurrent(lim)); err != nil {
+// takePlaces takes a place under the MaxConcurrent of d under lim, then
+// one in each scope claimed. When it cannot, it gives back the places and
+// the claims it holds, counts the request as canceled and returns why,
+// for the caller to refuse the request.
+func (t *Transport) takePlaces(ctx context.Context, d *domain, lim *limitInForce, claims scopes.Claims) error {
+	err := d.places.Take(ctx, d.maxConcurrent(lim))
+	if err == nil {
+		if err = claims.TakePlaces(ctx); err != nil {
+			d.places.Give()
+		}
+	}
+	if err != nil {
+		claims.Release()
+		d.stats.Canceled()
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
 	return nil

@@ -58,13 +58,16 @@ func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, clai
 		return waited{sent: time.Now()}, nil
 	}
 	rt := t.newRequestTurns(d, lim, claims, unpaced, tk)
-	begun := time.Now()
 	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
 	if lw.Far >= 0 {
 		t.scopes.WaitedFor(rt.scopes[lw.Far])
 	}
 	if err != nil {
-		return waited{}, t.waitError(ctx, d, begun.Add(lw.Wait), err)
+		rt.release()
+		if lw.RetryAt.IsZero() {
+			lw.RetryAt = time.Now()
+		}
+		return waited{}, t.waitError(ctx, d, lw.RetryAt, err)
 	}
 	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded, turns: rt}
 	if lw.Last >= 0 {
@@ -81,7 +84,7 @@ func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, clai
 //go:noinline
 func (t *Transport) newRequestTurns(d *domain, lim *limitInForce, claims scopes.Claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
 	rt := requestTurnsPool.Get().(*requestTurns)
-	*rt = requestTurns{t: t, d: d, claims: claims}
+	rt.t, rt.d, rt.claims = t, d, claims
 	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
 	if n := len(claims); unpaced && n == 1 || !unpaced && n == 0 {
 		rt.turns.Requests, rt.turns.Reservations, rt.scopes, rt.claimOf = rt.req[:0], rt.res[:], rt.scope[:0], rt.claimOfOne[:0]
@@ -100,7 +103,7 @@ func (t *Transport) newRequestTurns(d *domain, lim *limitInForce, claims scopes.
 	}
 	t.scopes.Order(rt.turns.Requests, rt.scopes, rt.claimOf)
 	if tk != nil {
-		rt.turns.Claimed = tk.Claimed
+		rt.turns.Held = tk.Held
 	}
 	return rt
 }
@@ -114,10 +117,15 @@ var requestTurnsPool = sync.Pool{New: func() any { return new(requestTurns) }}
 // failed at the gate: nothing reads them after the base was called.
 func (w *waited) release() {
 	if w.turns != nil {
-		*w.turns = requestTurns{}
-		requestTurnsPool.Put(w.turns)
+		w.turns.release()
 		w.turns = nil
 	}
+}
+
+// release gives rt back to the pool. What it still points to stays
+// reachable until the pool drops it, at the next garbage collections.
+func (rt *requestTurns) release() {
+	requestTurnsPool.Put(rt)
 }
 
 // add adds a turn: req in scope, claims[claim] (-1 for the domain).

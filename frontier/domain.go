@@ -21,14 +21,14 @@ const (
 // domain is one domain's pending requests and what the Frontier knows of
 // its turns.
 type domain struct {
-	key   string
-	queue fifo
-	held  int // requests handed out whose flight has not ended
-	where place
-	index int    // in its heap
-	seq   uint64 // when it entered ready, for ties
+	key      string
+	queue    fifo
+	inFlight int // requests handed out whose flight has not ended
+	where    place
+	index    int    // in its heap
+	seq      uint64 // when it entered ready, for ties
 
-	// readyAt is when its next turn comes: learned from the Transport if
+	// readyAt is when its next turn comes: asked of the Transport if
 	// checked, else estimated from its limit after the last hand-out.
 	readyAt   time.Time
 	checked   bool
@@ -112,9 +112,9 @@ func (d *domain) advance(now time.Time) {
 	}
 }
 
-// learn files the Transport's answer, at now, that a request to d would
-// wait wait.
-func (d *domain) learn(now time.Time, wait time.Duration) {
+// setChecked files the Transport's answer, at now, that a request to d
+// would wait wait.
+func (d *domain) setChecked(now time.Time, wait time.Duration) {
 	d.checked = true
 	if wait > 0 || d.notBefore.After(now) {
 		d.readyAt = later(now.Add(wait), d.notBefore)
@@ -135,7 +135,7 @@ func (d *domain) learn(now time.Time, wait time.Duration) {
 // (a request waits its turn inside RoundTrip, after a robots.txt fetch if
 // it is the domain's first); so the estimate stands until it comes.
 func (d *domain) mayCheck(now time.Time) bool {
-	return !d.checked && (d.held == 0 || !d.readyAt.After(now))
+	return !d.checked && (d.inFlight == 0 || !d.readyAt.After(now))
 }
 
 func later(a, b time.Time) time.Time {

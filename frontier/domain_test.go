@@ -51,9 +51,9 @@ func TestDomainEstimatesTurnsFromItsLimit(t *testing.T) {
 	}
 }
 
-// TestDomainLearnsFromTheTransport checks that an answer from the
+// TestDomainTakesTheTransportsAnswer checks that an answer from the
 // Transport replaces the estimate.
-func TestDomainLearnsFromTheTransport(t *testing.T) {
+func TestDomainTakesTheTransportsAnswer(t *testing.T) {
 	cases := []struct {
 		name     string
 		estimate time.Duration // next turn as estimated
@@ -70,7 +70,7 @@ func TestDomainLearnsFromTheTransport(t *testing.T) {
 			d := newDomain("a.test", config.Limit{RequestsPerSecond: 2, Burst: 1}, t0)
 			d.advance(t0)
 			require.Equal(t, c.estimate, d.readyAt.Sub(t0))
-			d.learn(t0.Add(c.now), c.wait)
+			d.setChecked(t0.Add(c.now), c.wait)
 			assert.True(t, d.checked)
 			assert.Equal(t, c.want, d.readyAt.Sub(t0))
 		})
@@ -78,7 +78,7 @@ func TestDomainLearnsFromTheTransport(t *testing.T) {
 	t.Run("a turn given back counts as free", func(t *testing.T) {
 		d := newDomain("a.test", config.Limit{RequestsPerSecond: 1, Burst: 1}, t0)
 		d.advance(t0)
-		d.learn(t0.Add(ms(100)), 0)
+		d.setChecked(t0.Add(ms(100)), 0)
 		d.advance(t0.Add(ms(100)))
 		assert.Equal(t, ms(1100), d.readyAt.Sub(t0), "one interval after the hand-out that took it")
 	})
@@ -113,16 +113,16 @@ func TestFIFOKeepsOrderAndGivesBackMemory(t *testing.T) {
 }
 
 func TestHeapOrdersFixesAndRemoves(t *testing.T) {
-	h := heap{less: func(a, b *domain) bool { return a.held < b.held }}
+	h := heap{less: func(a, b *domain) bool { return a.inFlight < b.inFlight }}
 	rnd := rand.New(rand.NewPCG(3, 4))
 	var all []*domain
 	for i := range 200 {
-		d := &domain{key: fmt.Sprint(i), held: rnd.IntN(50)}
+		d := &domain{key: fmt.Sprint(i), inFlight: rnd.IntN(50)}
 		all = append(all, d)
 		h.push(d)
 	}
 	for _, d := range all[:50] { // change some, remove others
-		d.held = rnd.IntN(50)
+		d.inFlight = rnd.IntN(50)
 		h.fix(d)
 	}
 	for _, d := range all[50:100] {
@@ -131,7 +131,7 @@ func TestHeapOrdersFixesAndRemoves(t *testing.T) {
 	}
 	var got []int
 	for h.len() > 0 {
-		got = append(got, h.pop().held)
+		got = append(got, h.pop().inFlight)
 	}
 	assert.Len(t, got, 150)
 	assert.True(t, slices.IsSorted(got))

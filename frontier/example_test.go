@@ -59,7 +59,7 @@ func Example() {
 					continue
 				}
 				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close() // ends the request's hold on its domain
+				resp.Body.Close() // ends the request's claim on its domain
 				fetched.Add(1)
 			}
 		})

@@ -24,7 +24,7 @@ import (
 // of a receive (see the example). Requests of one domain go in the order
 // they were pushed.
 //
-// Next learns turns from the Transport it serves, so nothing is paced
+// Next asks the Transport it serves when turns come, so nothing is paced
 // twice and the Transport stays the one that enforces: after handing a
 // domain's request out it estimates the domain's next turn from its
 // limit ([polite.Transport.Limit]), and before handing out the next one it asks
@@ -49,7 +49,7 @@ import (
 // workers active now (requests handed out whose flight has not ended, and
 // Next calls under way) and R the domains with requests left that
 // MaxConcurrent does not hold back. A domain whose responses hang thus
-// holds at most its share, and the others keep going. The share holds even
+// occupies at most its share, and the others keep going. The share holds even
 // when the other domains' turns are a while off: a worker then waits in
 // Next for them rather than join the slow domain, which can leave a fast
 // domain with fewer workers than it could use.
@@ -88,10 +88,10 @@ type Frontier struct {
 	mu          sync.Mutex
 	domains     map[string]*domain // with requests pending or in flight
 	ready       heap               // pending, under MaxConcurrent: by readyAt
-	over        heap               // pending, set aside at or over the share: by held
+	over        heap               // pending, set aside at or over the share: by inFlight
 	checking    int                // domains out of both heaps while Next asks their wait
 	pending     int                // requests pushed and not handed out
-	held        int                // requests handed out whose flight has not ended
+	inFlight    int                // requests handed out whose flight has not ended
 	nexting     int                // Next calls under way
 	waiting     []*waiter          // Next calls blocked, in arrival order
 	timer       *waiter            // the waiter timing the soonest turn, if any
@@ -100,7 +100,7 @@ type Frontier struct {
 	global      *domain            // the estimate of the global scope's turns; nil before the first Next
 	globalLimit config.Limit       // the limit global follows
 	handOuts    uint64             // requests handed out so far
-	claiming    int                // requests handed out that hold no turn yet
+	notHolding  int                // requests handed out that hold no turn yet
 	closed      bool
 
 	epoch          time.Time // when the Frontier was made: entries' times count from it
@@ -125,7 +125,7 @@ func New(t *polite.Transport, opts ...Option) *Frontier {
 		}
 		return a.seq < b.seq
 	}
-	f.over.less = func(a, b *domain) bool { return a.held < b.held }
+	f.over.less = func(a, b *domain) bool { return a.inFlight < b.inFlight }
 	return f
 }
 
@@ -238,14 +238,14 @@ func (f *Frontier) Next(ctx context.Context) (*http.Request, error) {
 		global := f.globalLocked(now)
 		shared := d != nil && f.sharedScopes()
 		if shared && d.checked && d.checkedAt != f.handOuts {
-			d.checked = false // another domain's request since may hold the scopes d shares
+			d.checked = false // another domain's request since may hold turns in the scopes d shares
 		}
 		switch {
 		case d != nil && d.givenUp:
 			return f.handOutLocked(d), nil // the Transport refuses it at once
 		case d != nil && global.readyAt.After(now):
 			w = f.waitLocked(ctx, w, global.readyAt)
-		case shared && f.claiming > 0 && d.mayCheck(now):
+		case shared && f.notHolding > 0 && d.mayCheck(now):
 			// The Transport's answer would miss a request that does not
 			// hold its turns yet.
 			w = f.waitLocked(ctx, w, time.Time{})
@@ -291,14 +291,14 @@ func (f *Frontier) sharedScopes() bool {
 	return server || global
 }
 
-// shareLocked returns the most workers a domain may hold while others have
-// work left.
+// shareLocked returns the most workers a domain may occupy while others
+// have work left.
 func (f *Frontier) shareLocked() int {
 	domains := f.ready.len() + f.over.len() + f.checking
 	if domains == 0 {
 		return 1
 	}
-	workers := f.held + f.nexting
+	workers := f.inFlight + f.nexting
 	return max(1, (workers+domains-1)/domains)
 }
 
@@ -306,17 +306,17 @@ func (f *Frontier) shareLocked() int {
 // those under the fair share, or nil. Domains at or over the share that
 // come first are set aside in over until they are under it again. While a
 // Next call is under way, some domain with work left is under the share
-// (the held requests of R domains number fewer than W), so pickLocked
+// (the requests in flight of R domains number fewer than W), so pickLocked
 // returns nil only when that domain is being checked or ready is empty.
 func (f *Frontier) pickLocked() *domain {
 	share := f.shareLocked()
-	for f.over.len() > 0 && f.over.items[0].held < share {
+	for f.over.len() > 0 && f.over.items[0].inFlight < share {
 		d := f.over.pop()
 		f.enterReadyLocked(d)
 	}
 	for f.ready.len() > 0 {
 		d := f.ready.items[0]
-		if d.held < share {
+		if d.inFlight < share {
 			return d
 		}
 		f.ready.pop()
@@ -342,11 +342,11 @@ func (f *Frontier) checkLocked(d *domain) bool {
 	now := time.Now()
 	f.checking--
 	d.where = nowhere
-	d.learn(now, wait)
+	d.setChecked(now, wait)
 	d.checkedAt = handOuts
 	f.placeLocked(d)
 	stale := f.handOuts != handOuts && f.sharedScopes() // a request handed out meanwhile may share d's scopes
-	if wait > 0 || d.readyAt.After(now) || stale || d.where != inReady || d.held >= f.shareLocked() {
+	if wait > 0 || d.readyAt.After(now) || stale || d.where != inReady || d.inFlight >= f.shareLocked() {
 		f.notifyLocked(now)
 		return false
 	}
@@ -354,15 +354,15 @@ func (f *Frontier) checkLocked(d *domain) bool {
 }
 
 // handOutLocked takes d's next request and returns it carrying a ticket
-// that ends d's hold on a worker when the request's flight ends, or when
+// that frees d's worker when the request's flight ends, or when
 // its context is done.
 func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	now := time.Now()
 	e := d.queue.pop()
 	req := e.req
 	f.pending--
-	d.held++
-	f.held++
+	d.inFlight++
+	f.inFlight++
 	d.advance(now)
 	f.global.advance(now)
 	f.handOuts++
@@ -371,8 +371,8 @@ func (f *Frontier) handOutLocked(d *domain) *http.Request {
 	tk := ticket.New(fl.end)
 	if f.sharedScopes() {
 		// Only then does Next wait for the request to hold its turns.
-		f.claiming++
-		tk = ticket.NewClaimed(fl.end, fl.claimed)
+		f.notHolding++
+		tk = ticket.NewHeld(fl.end, fl.held)
 	}
 	tk.SetQueued(now.Sub(f.epoch) - e.pushed)
 	ctx := req.Context()
@@ -394,12 +394,12 @@ type flight struct {
 // its flight.
 type flightKey struct{}
 
-// claimed notes that the request holds its turns, or has ended.
-func (fl *flight) claimed() {
+// held notes that the request holds its turns, or has ended.
+func (fl *flight) held() {
 	f := fl.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.claiming--
+	f.notHolding--
 	f.notifyLocked(time.Now())
 }
 
@@ -408,8 +408,8 @@ func (fl *flight) end() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	fl.stop()
-	d.held--
-	f.held--
+	d.inFlight--
+	f.inFlight--
 	d.checked = false // its response may have paused the domain since the last answer
 	switch d.where {
 	case parked, nowhere:
@@ -430,10 +430,10 @@ func (f *Frontier) placeLocked(d *domain) {
 			f.ready.remove(d)
 		}
 		d.where = nowhere
-		if d.held == 0 {
+		if d.inFlight == 0 {
 			delete(f.domains, d.key)
 		}
-	case d.maxConcurrent > 0 && d.held >= d.maxConcurrent:
+	case d.maxConcurrent > 0 && d.inFlight >= d.maxConcurrent:
 		if d.where == inReady {
 			f.ready.remove(d)
 		}

@@ -108,10 +108,10 @@ func TestNextOrdersByReadiness(t *testing.T) {
 	})
 }
 
-// TestNextLearnsTurnsFromTheTransport checks that Next asks the Transport
+// TestNextAsksTheTransport checks that Next asks the Transport
 // rather than trusting its own estimate: a turn taken by a request that did
 // not come through the Frontier, and a server's pause, delay the hand-out.
-func TestNextLearnsTurnsFromTheTransport(t *testing.T) {
+func TestNextAsksTheTransport(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := newTransport(t, baseFunc(func(req *http.Request) (*http.Response, error) {
 			resp := answer(req)
@@ -275,7 +275,7 @@ func TestMaxConcurrentIsRespected(t *testing.T) {
 }
 
 // TestFairShareWithAHangingDomain is the case: a domain whose
-// responses hang holds no more than its share of the workers while a fast
+// responses hang occupies no more than its share of the workers while a fast
 // domain has work, so the fast domain's URLs take no longer than alone.
 // The fast domain has work until its last request is handed out; then the
 // hanging domain may take the free workers.
@@ -308,7 +308,7 @@ func TestFairShareWithAHangingDomain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) { alone, _ = run(t, false) })
 	synctest.Test(t, func(t *testing.T) { beside, most = run(t, true) })
 	t.Logf("fast domain's 40 URLs: %v alone, %v beside a hanging domain (%d workers, responses hang until the %v timeout)", alone, beside, workers, timeout)
-	assert.Equal(t, workers/2, most, "while the fast domain has work, the hanging domain holds its share, no more")
+	assert.Equal(t, workers/2, most, "while the fast domain has work, the hanging domain occupies its share, no more")
 	assert.Equal(t, 3900*time.Millisecond+20*time.Millisecond, alone, "39 gaps of 100 ms, then the last response")
 	assert.Equal(t, alone, beside)
 }
@@ -388,7 +388,7 @@ func TestCloseDrainsThenEOF(t *testing.T) {
 		f := frontier.New(tr)
 		push(t, f, "http://a.test/1", "http://a.test/2", "http://b.test/1")
 		idle := make(chan error)
-		go func() { // a worker blocked on an empty Frontier learns of Close too
+		go func() { // a worker blocked on an empty Frontier sees Close too
 			f2 := frontier.New(tr)
 			go func() { time.Sleep(time.Second); f2.Close() }()
 			_, err := f2.Next(context.Background())
@@ -569,8 +569,8 @@ func TestScopesNoWorkerSleepsInRoundTrip(t *testing.T) {
 // flight going stale: the first request's robots.txt fetch takes the
 // domain's turn at 0, so the request itself goes at 0.5 s, and its answer,
 // 100 ms later, pauses the domain for 2 s (a 429 with Retry-After: 2);
-// meanwhile, at 0.5 s, Next asked the domain's wait and learned of a turn
-// at 1 s. The next request is handed out when the pause ends, not at 1 s,
+// meanwhile, at 0.5 s, Next asked the domain's wait and was told of a
+// turn at 1 s. The next request is handed out when the pause ends, not at 1 s,
 // where it would wait in RoundTrip for the rest of the pause.
 func TestNextAsksAgainAfterAFlightEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 // Limiter keeps the pace of every key (a domain): it decides each
 // request's turn under the key's Rule and what its server asked for, and
-// learns from what the server says. Every rule of a key is decided in one
+// observes what the server says. Every rule of a key is decided in one
 // step, so that a request never holds a turn of one rule while it waits on
 // another. Implementations measure time on their own clock and speak in
 // durations, so that callers never mix clocks: Memory uses this process's
@@ -22,9 +22,9 @@ import (
 // must be safe for concurrent use. Requests, reservations and observations go by value, so that a call through the
 // interface puts nothing on the heap.
 type Limiter interface {
-	// Reserve claims the earliest turn every rule of r.Key allows and
+	// Reserve holds the earliest turn every rule of r.Key allows and
 	// says how long to wait for it. If the wait would exceed r.MaxWait
-	// (when positive), it claims nothing: the Reservation's OK is false
+	// (when positive), it holds nothing: the Reservation's OK is false
 	// and its Wait the wait it would have needed.
 	Reserve(ctx context.Context, r Request) (Reservation, error)
 	// Observe takes in what r.Key's server said: a response (pauses it
@@ -32,7 +32,7 @@ type Limiter interface {
 	// pacing), a transport failure, or a robots.txt's Crawl-delay. It
 	// returns how much later the key's pause now ends because of o.
 	Observe(ctx context.Context, r Request, o Observation) (time.Duration, error)
-	// State reports how r.Key stands now, claiming nothing.
+	// State reports how r.Key stands now, holding nothing.
 	State(ctx context.Context, r Request) (State, error)
 }
 
@@ -127,10 +127,10 @@ func (r *Request) EffectiveRule() *Rule {
 // noRule is the Rule of a Request without one.
 var noRule Rule
 
-// Reservation is a claimed turn, or the refusal of one. Its Limiter makes
+// Reservation is a held turn, or the refusal of one. Its Limiter makes
 // it (another Limiter than Memory with Granted or Refused); the caller
 // starts its request when Wait has passed, or gives the turn back with
-// Cancel. The zero Reservation is a refusal that claims nothing. A
+// Cancel. The zero Reservation is a refusal that holds nothing. A
 // Reservation is not safe for concurrent use.
 type Reservation struct {
 	ok       bool
@@ -148,7 +148,7 @@ type Reservation struct {
 	begun bool // its departure was noted when it was reserved, at start
 }
 
-// Granted returns the Reservation of a turn claimed wait from now, for
+// Granted returns the Reservation of a turn held wait from now, for
 // the rule reason names (empty when none), that starts at start on this
 // process's clock (zero when the Limiter does not say: the caller then
 // takes now plus wait). turn gives it back and confirms it; nil when
@@ -157,7 +157,7 @@ func Granted(wait time.Duration, reason Reason, start time.Time, turn Turn) Rese
 	return Reservation{ok: true, wait: wait, reason: reason, start: start, turn: turn}
 }
 
-// Refused returns the Reservation of a turn not claimed because it would
+// Refused returns the Reservation of a turn not held because it would
 // have come wait from now, past the request's MaxWait, for the rule reason
 // names.
 func Refused(wait time.Duration, reason Reason) Reservation {
@@ -171,8 +171,8 @@ func Degrade(r Reservation) Reservation {
 	return r
 }
 
-// OK reports whether the turn was claimed: false when its wait would have
-// exceeded the request's MaxWait, and then nothing was claimed.
+// OK reports whether the turn is held: false when its wait would have
+// exceeded the request's MaxWait, and then nothing is held.
 func (r *Reservation) OK() bool { return r.ok }
 
 // Degraded reports whether a fallback made the reservation because the

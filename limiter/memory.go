@@ -16,8 +16,8 @@ import (
 //
 // Memory stays bounded however many keys it meets: a key's state may be
 // dropped once all its rules have recovered (its bucket is full again, its
-// gaps, pause and quota windows are over) and what its server taught it
-// (a backoff step, an adaptive gap) has gone unused for as long again as
+// gaps, pause and quota windows are over) and what it observed of its
+// server (a backoff step, an adaptive gap) has gone unused for as long again as
 // it lasted; a Transport tells it the Crawl-delay again with each request.
 // Each new key looks at the two least recently used keys of its shard,
 // drops those it may, and reuses the memory of the first it drops, so only
@@ -71,8 +71,8 @@ func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err err
 	jitter := m.jitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter)
+	sh.mu.Unlock()
 	return res, nil
 }
 
@@ -115,10 +115,10 @@ func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.D
 	s := sh.stateLocked(r, n)
 	defer func() { s.quietAt = s.quiet(rule) }()
 	if o.Status == 0 && !o.Failed {
-		s.taught().SetCrawlDelay(o.Host, o.CrawlDelay)
+		s.observed().SetCrawlDelay(o.Host, o.CrawlDelay)
 		return 0
 	}
-	v := s.taught().Observe(&feedback.Response{Status: o.Status, Failed: o.Failed, Sent: o.Sent, Latency: o.Latency,
+	v := s.observed().Observe(&feedback.Response{Status: o.Status, Failed: o.Failed, Sent: o.Sent, Latency: o.Latency,
 		RetryAfter: o.RetryAfter, RateLimit: o.RateLimit}, now, policyOf(rule))
 	if v.Pause > 0 {
 		s.pause(after(n, v.Pause), Reason(v.Reason))
@@ -200,11 +200,20 @@ func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 // drops those of the least recently used keys that are quiet at now, and
 // takes the entry of the first it drops; its state counts r.LastStart.
 func (sh *shard) stateLocked(r *Request, now int64) *keyState {
-	key := r.Key
-	if e := sh.keys.Get(key); e != nil {
+	if e := sh.keys.Get(r.Key); e != nil {
 		sh.changedLocked(e.Key)
 		return &e.Value
 	}
+	return sh.addLocked(r, now)
+}
+
+// addLocked adds the state of r's key, new at now, as stateLocked says.
+// It is a function of its own so that the frame of the common path, a
+// key already known, stays small.
+//
+//go:noinline
+func (sh *shard) addLocked(r *Request, now int64) *keyState {
+	key := r.Key
 	var free *lru.Entry[string, keyState]
 	sh.keys.Trim(0, look, func(e *lru.Entry[string, keyState]) bool {
 		if e.Value.quietAt > now {
@@ -243,7 +252,7 @@ func (m *Memory) countLastStart(s *keyState, r *Request, now int64) {
 }
 
 func policyOf(r *Rule) *feedback.Policy {
-	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: pace(r),
+	return &feedback.Policy{MaxPause: maxPause(r), Adaptive: r.Adaptive, Target: r.Target, Floor: ruleGap(r),
 		StartDelay: r.AdaptiveStart, MaxDelay: r.AdaptiveMax, ErrorStatuses: r.ErrorStatuses}
 }
 
@@ -254,9 +263,9 @@ func maxPause(r *Rule) time.Duration {
 	return DefaultMaxPause
 }
 
-// pace is the gap a Rule sets between two requests: the larger of MinDelay
-// and one token of Rate.
-func pace(r *Rule) time.Duration {
+// ruleGap is the gap a Rule sets between two requests: the larger of
+// MinDelay and one token of Rate.
+func ruleGap(r *Rule) time.Duration {
 	p := r.MinDelay
 	if r.Rate > 0 {
 		p = max(p, tokenTime(1, r.Rate))

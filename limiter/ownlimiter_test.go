@@ -114,7 +114,7 @@ func TestOwnLimiterWaits(t *testing.T) {
 }
 
 // TestOwnLimiterRefusalAndCancel checks that a refusal fails Wait with
-// ErrWaitTooLong, claiming nothing, and that a wait ended by its context
+// ErrWaitTooLong, holding nothing, and that a wait ended by its context
 // gives the turn back through the Limiter's Turn.
 func TestOwnLimiterRefusalAndCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

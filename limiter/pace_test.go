@@ -94,7 +94,7 @@ func TestWait(t *testing.T) {
 			assert.Equal(t, time.Second, w.Wait, "when it could have gone")
 			w, err = limiter.Wait(context.Background(), m, r)
 			require.NoError(t, err)
-			assert.Equal(t, time.Second, w.Wait, "the refusal claimed nothing")
+			assert.Equal(t, time.Second, w.Wait, "the refusal held nothing")
 		})
 	})
 	t.Run("refuses a turn after MaxWait", func(t *testing.T) {

@@ -31,7 +31,7 @@ func persisted(t testing.TB, path string) *limiter.Memory {
 }
 
 // A state kept by one Memory and restored by another, as after a restart,
-// means the same: the same waits, pauses, quotas and learned gaps.
+// means the same: the same waits, pauses, quotas and observed gaps.
 func TestStateSurvivesARestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state")
 	c := newClock()

@@ -54,7 +54,7 @@ type bucket struct {
 type turn struct {
 	id        uint64
 	at        int64    // its start, planned or made
-	plan      schedule // the plan before the turn was claimed
+	plan      schedule // the plan before the turn was held
 	sent      schedule // the sent schedule before it started, if started
 	made      uint32   // the count of starts just after it started, if started
 	started   bool
@@ -146,9 +146,9 @@ func (b *bucket) full(rule *Rule) int64 {
 // minDelay is the least gap between two starts: the rule's, or what the
 // server asked for when that is longer, and the reason for it.
 func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
-	learned, why := s.fb.MinDelay(adaptiveStart(rule))
-	if learned > rule.MinDelay {
-		return learned, Reason(why)
+	observed, why := s.fb.MinDelay(adaptiveStart(rule))
+	if observed > rule.MinDelay {
+		return observed, Reason(why)
 	}
 	return rule.MinDelay, ReasonMinDelay
 }
@@ -267,8 +267,9 @@ func (s *keyState) allowed(now int64, rule *Rule) int64 {
 }
 
 // quiet is when the state becomes as good as a fresh one under rule:
-// its bucket full, its gaps, pause and quota windows over, and what its
-// server taught (a backoff step, an adaptive gap) past what it remembers.
+// its bucket full, its gaps, pause and quota windows over, and what it
+// observed of its server (a backoff step, an adaptive gap) past what it
+// remembers.
 func (s *keyState) quiet(rule *Rule) int64 {
 	q := s.pausedUntil
 	gap, why := s.minDelay(rule)
@@ -296,7 +297,7 @@ func (s *keyState) quiet(rule *Rule) int64 {
 	return q
 }
 
-// reserve claims into res the earliest turn at or after now, unless its
+// reserve holds into res the earliest turn at or after now, unless its
 // wait would exceed maxWait (when positive). A turn that comes at once
 // has its departure noted now, as the departure gate would (the caller
 // leaves at once); if its request leaves later than departSlack after,
@@ -316,17 +317,17 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 		res.ok, res.id, res.at = false, 0, 0
 		return
 	}
-	tr := s.claim(t, rule)
+	tr := s.hold(t, rule)
 	if t == now {
-		s.start(&tr, now, rule)
+		s.beginTurn(&tr, now, rule)
 	}
 	s.keep(tr, now)
 	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
 	s.quietAt = s.quiet(rule)
 }
 
-// claim takes start t into the plan and returns its turn.
-func (s *keyState) claim(t int64, rule *Rule) turn {
+// hold takes start t into the plan and returns its turn, now held.
+func (s *keyState) hold(t int64, rule *Rule) turn {
 	s.seq++
 	tr := turn{id: s.seq, at: t, plan: s.plan}
 	s.planStart(t, rule)
@@ -345,8 +346,8 @@ func (s *keyState) planStart(t int64, rule *Rule) {
 	}
 }
 
-// start notes that tr's request starts at now.
-func (s *keyState) start(tr *turn, now int64, rule *Rule) {
+// beginTurn notes that tr's request starts at now.
+func (s *keyState) beginTurn(tr *turn, now int64, rule *Rule) {
 	tr.started, tr.sent, tr.at = true, s.sent, now
 	s.noteStart(now, rule)
 	tr.made = s.made
@@ -368,7 +369,7 @@ func (s *keyState) noteStart(now int64, rule *Rule) {
 	s.made++
 }
 
-// keep adds tr, the latest turn, claimed at now, to the turns a cancel may
+// keep adds tr, the latest turn, held at now, to the turns a cancel may
 // give back. It forgets the turns that no cancel can give back any more:
 // those a started turn follows (a live one), and those whose time has
 // come (their requests went, or go late, whether or not their callers
@@ -425,12 +426,12 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		s.sent, s.made, tr.started = tr.sent, s.made-1, false
 	}
 	if s.pausedUntil > now || now > res.at && !s.fitsQuotas(res.at, now, rule) {
-		// Paused after the turn was claimed, or so late that its start
+		// Paused after the turn was held, or so late that its start
 		// would overfill a quota's window: the turn is not spent, but
-		// given back and claimed anew, after the turns handed out.
+		// given back and held anew, after the turns handed out.
 		s.cancel(res.id, res.at, rule)
 		t, reason := s.earliest(now, rule, jitter)
-		tr := s.claim(t, rule)
+		tr := s.hold(t, rule)
 		s.keep(tr, now)
 		res.reason, res.id, res.at = reason, tr.id, t
 		if t > now {
@@ -446,7 +447,7 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		res.at = now
 	}
 	if i := s.find(res.id); i >= 0 {
-		s.start(&s.turns[i], now, rule)
+		s.beginTurn(&s.turns[i], now, rule)
 		s.turns = s.turns[:copy(s.turns, s.turns[i:])]
 	} else {
 		s.noteStart(now, rule)
@@ -565,8 +566,9 @@ func (s *keyState) moveStart(at, to int64) {
 	s.addStart(to)
 }
 
-// taught is what the server taught, made when it first teaches.
-func (s *keyState) taught() *feedback.State {
+// observed is what the key observed of its server, made when it first
+// observes something.
+func (s *keyState) observed() *feedback.State {
 	if s.fb == nil {
 		s.fb = new(feedback.State)
 	}
@@ -581,7 +583,7 @@ func (s *keyState) pause(until int64, why Reason) {
 	s.quietAt = max(s.quietAt, until)
 }
 
-// state reports the key at now, claiming nothing.
+// state reports the key at now, holding nothing.
 func (s *keyState) state(now int64, rule *Rule, wall time.Time) State {
 	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, 0)

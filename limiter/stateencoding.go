@@ -137,7 +137,7 @@ func (m *Memory) decodeState(state []byte) (keyState, error) {
 	if fields&hasFeedback != 0 {
 		f := feedback.Saved{Until: d.varint(), Reason: d.string(), Step: time.Duration(d.varint()), StepAt: d.varint(),
 			Adaptive: time.Duration(d.varint()), Crawl: time.Duration(d.varint()), Host: d.string()}
-		s.taught().Restore(f)
+		s.observed().Restore(f)
 	}
 	switch {
 	case d.err != nil:

@@ -11,7 +11,7 @@ import (
 // Wait reserves r's turn in l, sleeps until it comes and confirms its
 // departure (Turn.Confirm), sleeping again while Confirm holds it back (a
 // pause the server asked for meanwhile, an earlier request that left
-// late). It fails at once, claiming nothing, when the turn would come
+// late). It fails at once, holding nothing, when the turn would come
 // after ctx's deadline (an error wrapping context.DeadlineExceeded) or
 // after r.MaxWait (ErrWaitTooLong); Waited.Wait then says how long the
 // request would have waited. When ctx ends during the wait, the turn is
@@ -29,22 +29,28 @@ func Wait(ctx context.Context, l Limiter, r Request) (Waited, error) {
 // server, one all requests share), for WaitTurns. It is not safe for
 // concurrent use.
 type Turns struct {
-	// Requests ask for the turns, in the order WaitTurns claims them.
+	// Requests ask for the turns, in the order WaitTurns holds them.
 	Requests []Request
 	// Reservations are as many as Requests: WaitTurns keeps each turn
 	// there.
 	Reservations []Reservation
 	// MaxWait is the longest acceptable wait for all the turns; 0 means
-	// any wait is acceptable. The Requests' own MaxWait is not read.
+	// any wait is acceptable. The Requests' own MaxWait is not read:
+	// WaitTurns sets it to what is left of this one.
 	MaxWait time.Duration
 	// Rules, when set, gives the Rule in force now for Requests[i]: the
 	// departure gate checks each turn under it, so that a limit changed
 	// while the request waited holds for it. Nil means each Request's
 	// Rule.
 	Rules RulesNow
-	// Claimed, when set, is called each time the request holds every
-	// turn, before it sleeps for the last one to come.
-	Claimed func()
+	// Held, when set, is called each time the request holds every turn,
+	// before it sleeps for the last one to come.
+	Held func()
+
+	// wait is the state of WaitTurns, here rather than on the stack of a
+	// request that waits: 60,000 waiting goroutines each grow their stack
+	// past its starting size when it holds the whole wait.
+	wait turnWait
 }
 
 // RulesNow gives the Rule in force now for the turns of a Turns.
@@ -57,15 +63,17 @@ type RulesNow interface {
 type Waited struct {
 	// Wait is how long the request waited, from the call to its
 	// departure; 0 when no turn held it back. On failure, it is how long
-	// from the call the request would have waited.
-	Wait time.Duration
+	// from the call the request would have waited, and RetryAt when its
+	// turn would have come.
+	Wait    time.Duration
+	RetryAt time.Time
 	// Last is the index of the turn that came last, which made the request
 	// wait, and Reason the rule that set that turn; -1 and "" when none
 	// made it wait.
 	Last   int
 	Reason Reason
 	// Far is the index of the latest turn that came more than a
-	// millisecond later than when it was claimed, so that the others were
+	// millisecond later than when it was held, so that the others were
 	// given back while the request waited for it alone; -1 when none did.
 	Far int
 	// Degraded is true when a fallback made one of the reservations.
@@ -87,13 +95,13 @@ const departSlack = 10 * time.Millisecond
 const turnSlack = time.Millisecond
 
 // WaitTurns waits for a request's turn in every key of t, as Wait does for
-// one, and confirms its departure in each. It fails at once, claiming
+// one, and confirms its departure in each. It fails at once, holding
 // nothing, when a turn would come after ctx's deadline or t.MaxWait, and
 // gives back every turn it holds when ctx ends or a Limiter fails. It holds
 // a turn in one key while it waits for another only as long as a
-// millisecond: it claims the turns in order; when one comes later than
+// millisecond: it holds the turns in order; when one comes later than
 // that, it gives back those it holds, waits for that one alone, then
-// claims the others again. The departure gate is all or nothing: when a
+// holds the others again. The departure gate is all or nothing: when a
 // key's Confirm holds the request back, the departures noted in the keys
 // before it are given back with their turns, so that a request never holds
 // a noted departure in one key while it waits for another.
@@ -110,7 +118,10 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 	for i := range t.Reservations {
 		t.Reservations[i].ok = false
 	}
-	return newTurnWait(ctx, l, t).run()
+	tw := &t.wait
+	tw.init(ctx, l, t, time.Now())
+	err := tw.run()
+	return tw.w, err
 }
 
 // Leave is the departure gate once more, for a request that WaitTurns let
@@ -120,61 +131,76 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 // WaitTurns does, sleeping while a key holds it back. On failure it gives
 // back every turn, as WaitTurns does, and the request must not be sent.
 func Leave(ctx context.Context, l Limiter, t *Turns) error {
-	tw := turnWait{t: t}
-	if !tw.lateToLeave() {
+	late := false
+	for i := range t.Reservations {
+		late = late || time.Since(t.Reservations[i].start) > departSlack
+	}
+	if !late {
 		return nil
 	}
-	_, err := newTurnWait(ctx, l, t).run()
-	return err
+	tw := &t.wait
+	tw.init(ctx, l, t, time.Now())
+	return tw.run()
 }
 
-func newTurnWait(ctx context.Context, l Limiter, t *Turns) *turnWait {
-	tw := &turnWait{ctx: ctx, l: l, t: t, start: time.Now()}
-	tw.maxWait, tw.cause = maxwait.Bound(ctx, t.MaxWait, ErrWaitTooLong)
-	return tw
+// init sets up tw for a wait through l's turns t that begins at now.
+func (tw *turnWait) init(ctx context.Context, l Limiter, t *Turns, now time.Time) {
+	tw.ctx, tw.l, tw.t, tw.start, tw.again = ctx, l, t, now, false
+	tw.w = Waited{Last: -1, Far: -1}
+	tw.maxWait, tw.cause = maxwait.Bound(ctx, t.MaxWait, ErrWaitTooLong, now)
 }
 
-// run is the loop of WaitTurns: it claims the turns not held, sleeps until
+// run is the loop of WaitTurns: it holds the turns not held yet, sleeps until
 // the latest comes, and passes the departure gate, until every key lets
-// the request go.
-func (tw *turnWait) run() (w Waited, err error) {
-	w.Last, w.Far = -1, -1
-	t := tw.t
+// the request go. It reads the clock only where a time changes what it
+// does: a turn granted at once needs no sleep, and one read after the
+// gate serves both the check that the request is not late and its
+// departure time.
+func (tw *turnWait) run() error {
+	t, w := tw.t, &tw.w
+	now := tw.start
 	for {
-		due, err := tw.claim(&w)
+		due, waits, err := tw.hold(now, w)
 		if err != nil {
-			return w, tw.fail(err)
+			return tw.fail(err)
 		}
-		if d := time.Until(due); d > 0 {
-			if err := tw.sleep(d); err != nil {
-				w.Wait = due.Sub(tw.start)
-				return w, tw.fail(err)
+		if waits {
+			now = time.Now()
+			if d := due.Sub(now); d > 0 {
+				if err := tw.sleep(d); err != nil {
+					w.Wait, w.RetryAt = due.Sub(tw.start), due
+					return tw.fail(err)
+				}
+				tw.again = true
+				w.Last = tw.latest()
+				w.Reason = t.Reservations[w.Last].reason
 			}
-			w.Last = tw.latest()
-			w.Reason = t.Reservations[w.Last].reason
 		}
 		if !tw.allHeld() {
+			now = time.Now()
 			continue
 		}
 		left, err := tw.depart()
 		if err != nil {
-			return w, tw.fail(err)
+			return tw.fail(err)
 		}
-		if !left || tw.lateToLeave() {
+		now = time.Now()
+		if !left || lateToLeave(t.Reservations, now) {
+			tw.again = true
 			continue
 		}
-		w.Sent = time.Now()
+		w.Sent = now
 		if w.Last >= 0 {
 			w.Wait = w.Sent.Sub(tw.start)
 		}
 		for i := range t.Reservations {
 			w.Degraded = w.Degraded || t.Reservations[i].degraded
 		}
-		return w, nil
+		return nil
 	}
 }
 
-// turnWait is one call of WaitTurns or Leave.
+// turnWait is a call of WaitTurns or Leave.
 type turnWait struct {
 	ctx     context.Context
 	l       Limiter
@@ -183,15 +209,19 @@ type turnWait struct {
 	maxWait time.Duration
 	cause   error
 	timer   *time.Timer
+	// again is true once the request slept, or came back to the gate:
+	// the rules may have changed since it took its turns.
+	again bool
+	w     Waited // what WaitTurns returns
 }
 
-// claim claims, in order, the turns not held, until one comes later than
-// turnSlack from now (it then gives back the others) or one already held
-// does. It returns when the latest turn held comes, and fails when that is
-// past maxWait.
-func (tw *turnWait) claim(w *Waited) (time.Time, error) {
+// hold holds at now, in order, the turns not held yet, until one comes
+// later than turnSlack from now (it then gives back the others) or one
+// already held does. It returns when the latest turn held comes, and
+// whether the request may have to wait for it (false when every turn held
+// was granted at once); it fails when that is past maxWait.
+func (tw *turnWait) hold(now time.Time, w *Waited) (time.Time, bool, error) {
 	res := tw.t.Reservations
-	now := time.Now()
 	for i := range res {
 		if res[i].ok {
 			continue
@@ -200,51 +230,65 @@ func (tw *turnWait) claim(w *Waited) (time.Time, error) {
 			break // wait for that one first
 		}
 		if err := tw.reserve(i, now, w); err != nil {
-			return time.Time{}, err
+			return time.Time{}, false, err
 		}
 		if res[i].wait > turnSlack && len(res) > 1 {
 			w.Far = i
 			if err := tw.giveBack(i); err != nil {
-				return time.Time{}, err
+				return time.Time{}, false, err
 			}
 			break
 		}
 	}
-	last := tw.latest()
+	last, waits := tw.latest(), tw.again
+	for i := range res {
+		waits = waits || res[i].ok && res[i].wait > 0
+	}
 	due := res[last].start
 	if late := due.Sub(tw.start); tw.maxWait > 0 && late > tw.maxWait {
-		// A gate moved a turn past maxWait: fail now, as a claim would.
-		w.Wait = late
-		return time.Time{}, maxwait.Exceeded(tw.t.Requests[last].Key, time.Until(due), tw.cause)
+		// A gate moved a turn past maxWait: fail now, as reserve would.
+		w.Wait, w.RetryAt = late, due
+		return time.Time{}, false, maxwait.Exceeded(tw.t.Requests[last].Key, time.Until(due), tw.cause)
 	}
-	if tw.t.Claimed != nil && tw.allHeld() {
-		tw.t.Claimed()
+	if tw.t.Held != nil && tw.allHeld() {
+		tw.t.Held()
 	}
-	return due, nil
+	return due, waits, nil
 }
 
-// reserve claims turn i at now, within what is left of maxWait.
+// reserve holds turn i at now, within what is left of maxWait.
 //
 //go:noinline
 func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
-	r := tw.t.Requests[i]
+	r := &tw.t.Requests[i] // its own MaxWait is not read: WaitTurns sets it
 	r.MaxWait = 0
 	if tw.maxWait > 0 {
 		r.MaxWait = max(tw.maxWait-now.Sub(tw.start), 1)
 	}
-	res := &tw.t.Reservations[i]
-	var err error
-	if *res, err = tw.l.Reserve(tw.ctx, r); err != nil {
+	got, err := tw.l.Reserve(tw.ctx, *r)
+	if err != nil {
 		return err
 	}
+	res := &tw.t.Reservations[i]
+	*res = got
 	if !res.ok {
-		w.Wait = now.Sub(tw.start) + res.wait
-		return maxwait.Exceeded(r.Key, res.wait, tw.cause)
+		return tw.refused(r.Key, res, now, w)
 	}
 	if res.start.IsZero() {
 		res.start = now.Add(res.wait)
 	}
 	return nil
+}
+
+// refused is the failure of key's turn res, refused at now because it would
+// have come past what is left of maxWait. It is a function of its own so
+// that the frame of the common path stays small: every waiting request's
+// stack holds it.
+//
+//go:noinline
+func (tw *turnWait) refused(key string, res *Reservation, now time.Time, w *Waited) error {
+	w.Wait, w.RetryAt = now.Sub(tw.start)+res.wait, now.Add(res.wait)
+	return maxwait.Exceeded(key, res.wait, tw.cause)
 }
 
 // sleep sleeps for d, or until ctx ends.
@@ -266,25 +310,38 @@ func (tw *turnWait) sleep(d time.Duration) error {
 // depart is the departure gate for every turn, in order: it reports
 // whether the request may leave now, every departure noted. When a
 // key's Confirm holds it back, the turns before it, whose departures it
-// noted, and those after it, are given back: the loop claims them again
+// noted, and those after it, are given back: the loop holds them again
 // once the turn held back comes.
+//
+// A turn granted at once, to a request that neither slept nor came back
+// to the gate, is confirmed under the rule it was reserved with (the rule
+// in force a moment ago), and its Limiter's Confirm checks how long ago
+// that was; for the others, the gate reads the rules in force and the
+// clock.
 func (tw *turnWait) depart() (bool, error) {
 	res := tw.t.Reservations
+	var now time.Time
 	for i := range res {
+		fresh := !tw.again && res[i].wait <= 0
 		var rule *Rule
-		if tw.t.Rules != nil {
-			rule = tw.t.Rules.RuleNow(i)
+		if !fresh {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			if tw.t.Rules != nil {
+				rule = tw.t.Rules.RuleNow(i)
+			}
 		}
-		now := time.Now()
 		more, err := res[i].Confirm(tw.ctx, rule)
 		if err != nil {
 			return false, err
 		}
 		if more > 0 {
-			res[i].start = now.Add(more)
+			res[i].start = time.Now().Add(more)
+			tw.again = true
 			return false, tw.giveBack(i)
 		}
-		if now.Sub(res[i].start) > departSlack {
+		if !fresh && now.Sub(res[i].start) > departSlack {
 			// A Limiter that says no later departure than that noted it
 			// within the call: Confirm would not have let a departure
 			// noted so long before go.
@@ -294,14 +351,16 @@ func (tw *turnWait) depart() (bool, error) {
 	return true, nil
 }
 
-// lateToLeave reports whether the request, whose departure every key
-// noted, reaches this point later than departSlack after one of them (its
+// lateToLeave reports whether a request whose departure every key of res
+// noted reaches now later than departSlack after one of them (its
 // goroutine was held up after the gate: a lock handed on, a collection):
 // the gate then runs again, taking those departures back and noting them
-// anew, so that what the server sees keeps the gaps.
-func (tw *turnWait) lateToLeave() bool {
-	for i := range tw.t.Reservations {
-		if time.Since(tw.t.Reservations[i].start) > departSlack {
+// anew, so that what the server sees keeps the gaps. A Limiter that does
+// not say when it noted a departure (a zero Start) noted it within the
+// gate, a moment ago.
+func lateToLeave(res []Reservation, now time.Time) bool {
+	for i := range res {
+		if now.Sub(res[i].start) > departSlack {
 			return true
 		}
 	}

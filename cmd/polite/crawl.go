@@ -33,7 +33,7 @@ type result struct {
 
 // crawl fetches a list of targets through a polite Transport with a pool
 // of workers, which take them from a frontier: a free worker gets the URL
-// of the domain whose turn comes soonest, and no domain holds more than
+// of the domain whose turn comes soonest, and no domain occupies more than
 // its share of the workers while others have URLs left. An answer that
 // asks the client to come back (see comeBack) puts its URL back in the
 // frontier, where it waits for its domain's next turn.

@@ -10,11 +10,11 @@ import (
 	"github.com/polite-go/polite/internal/lru"
 )
 
-// Claim counts the requests that hold a domain: a domain held by none may
-// be forgotten. Its zero value holds none.
+// Claim counts the requests that claim a domain: a domain that none
+// claims may be forgotten. Its zero value counts none.
 type Claim struct{ pending atomic.Int64 }
 
-// Release ends one request's hold, which Table.Acquire made.
+// Release ends one request's claim, which Table.Acquire made.
 func (c *Claim) Release() { c.pending.Add(-1) }
 
 // Domain is what a Table needs of its values: a pointer to V that has its
@@ -25,8 +25,8 @@ type Domain[V any] interface {
 }
 
 // Table finds or creates the value of a domain's key. It holds about max
-// domains at most, but for those a request holds: a new domain forgets
-// the least recently used ones that none holds, in the part of the table
+// domains at most, but for those a request claims: a new domain forgets
+// the least recently used ones that none claims, in the part of the table
 // its key falls in. Calls for keys of different parts do not wait for each
 // other. Each domain takes one allocation, and one for the copy of its key.
 //
@@ -69,7 +69,7 @@ func (tab *Table[V, P]) part(key string) *part[V, P] {
 	return &tab.parts[maphash.String(tab.seed, key)%uint64(len(tab.parts))]
 }
 
-// Acquire returns key's domain, held by one more request, which must
+// Acquire returns key's domain, claimed by one more request, which must
 // release it.
 func (tab *Table[V, P]) Acquire(key string) P {
 	p := tab.part(key)
@@ -80,7 +80,7 @@ func (tab *Table[V, P]) Acquire(key string) P {
 		v.Claimed().pending.Add(1)
 		return v
 	}
-	// Only Acquire adds a hold, under the lock: a domain that none holds
+	// Only Acquire adds a claim, under the lock: a domain that none claims
 	// now stays so until it is forgotten.
 	p.domains.Trim(p.max-1, look, func(e *lru.Entry[string, V]) bool {
 		return P(&e.Value).Claimed().pending.Load() == 0

@@ -31,23 +31,23 @@ func TestAcquireFindsOrMakesTheDomain(t *testing.T) {
 	assert.False(t, ok, "Load makes nothing")
 }
 
-func TestTableForgetsTheLeastRecentlyUsedThatNoneHolds(t *testing.T) {
+func TestTableForgetsTheLeastRecentlyUsedThatNoneClaims(t *testing.T) {
 	tab := newSites(3)
-	held := tab.Acquire("held.com")
+	claimed := tab.Acquire("claimed.com")
 	for i := range 3 {
 		tab.Acquire(fmt.Sprint(i, ".com")).claim.Release()
 	}
 	assert.Len(t, tab.All(), 3)
-	_, ok := tab.Load("held.com")
-	assert.True(t, ok, "a held domain stays")
+	_, ok := tab.Load("claimed.com")
+	assert.True(t, ok, "a claimed domain stays")
 	_, ok = tab.Load("0.com")
 	assert.False(t, ok, "the least recently used free one went")
 
-	held.claim.Release()
+	claimed.claim.Release()
 	for i := 3; i < 6; i++ {
 		tab.Acquire(fmt.Sprint(i, ".com")).claim.Release()
 	}
-	_, ok = tab.Load("held.com")
+	_, ok = tab.Load("claimed.com")
 	assert.False(t, ok, "released, it goes in its turn")
 	assert.Len(t, tab.All(), 3)
 }

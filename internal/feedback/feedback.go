@@ -258,7 +258,7 @@ func adaptDelay(old, latency time.Duration, status int, target float64, floor, c
 }
 
 // roundUpToMicro rounds d up to the microsecond, as the Redis scripts
-// count time, so that a gap learned once queues turns alike in both.
+// count time, so that a gap observed once queues turns alike in both.
 func roundUpToMicro(d time.Duration) time.Duration {
 	if r := d % time.Microsecond; r > 0 {
 		d += time.Microsecond - r

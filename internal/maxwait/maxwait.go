@@ -8,14 +8,15 @@ import (
 	"time"
 )
 
-// Bound returns how long a request may wait for its turn: maxWait (0 for
-// no bound), or what is left until ctx's deadline when that comes sooner,
-// at least a nanosecond so that a deadline just passed still bounds it. It
+// Bound returns how long a request may wait for its turn from now:
+// maxWait (0 for no bound), or what is left until ctx's deadline when that
+// comes sooner, at least a nanosecond so that a deadline just passed still
+// bounds it. It
 // also returns what a turn later than that fails with: tooLong, or
 // context.DeadlineExceeded when the deadline sets the bound.
-func Bound(ctx context.Context, maxWait time.Duration, tooLong error) (time.Duration, error) {
+func Bound(ctx context.Context, maxWait time.Duration, tooLong error, now time.Time) (time.Duration, error) {
 	if deadline, ok := ctx.Deadline(); ok {
-		if left := time.Until(deadline); maxWait == 0 || left < maxWait {
+		if left := deadline.Sub(now); maxWait == 0 || left < maxWait {
 			return max(left, 1), context.DeadlineExceeded
 		}
 	}

@@ -33,7 +33,7 @@ func TestBound(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bound, cause := Bound(tt.ctx, tt.maxWait, tooLong)
+			bound, cause := Bound(tt.ctx, tt.maxWait, tooLong, time.Now())
 			assert.GreaterOrEqual(t, bound, tt.least)
 			assert.LessOrEqual(t, bound, tt.most)
 			assert.Equal(t, tt.wantCause, cause)

@@ -101,12 +101,12 @@ type Config struct {
 	Agent         string            // the product token the files are read for
 	UserAgent     string            // sent with each fetch; if empty, that of the request that needs the file
 	MaxCrawlDelay time.Duration     // caps the Crawl-delay a file can ask for
-	Base          http.RoundTripper // what the fetches are sent through, paced by Pace
-	// Pace returns a RoundTripper that sends through base in the
-	// Transport's pacing step: paced, counted and observed like any
-	// request to its domain. The fetches go through it.
-	Pace func(base http.RoundTripper) http.RoundTripper
-	Now  func() time.Time // the clock; time.Now in the Transport
+	Base          http.RoundTripper // what the fetches are sent through, by way of Pacer
+	// Pacer returns the Transport's pacing step as a RoundTripper that
+	// sends through base: paced, counted and observed like any request
+	// to its domain. The fetches go through it.
+	Pacer func(base http.RoundTripper) http.RoundTripper
+	Now   func() time.Time // the clock; time.Now in the Transport
 	// Fetching, if not nil, is called when a request whose context is ctx
 	// starts a fetch of the file at url: the fetch is sent with the
 	// context it returns, without its cancellation, instead of
@@ -334,7 +334,7 @@ func (c *Cache) run(f *robotsFetch, e *robotsEntry, key, target, userAgent strin
 func (c *Cache) fetch(ctx context.Context, target, userAgent string) (*robotsRules, error) {
 	s := &robotsSender{base: c.Base, now: c.Now, left: c.timeout}
 	client := &http.Client{
-		Transport: asking{s, c.Pace(s)},
+		Transport: asking{s, c.Pacer(s)},
 		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
 			if len(via) > maxRobotsRedirects {
 				return http.ErrUseLastResponse

@@ -24,7 +24,7 @@ func newCache(base http.RoundTripper) *Cache {
 		Agent:         "testbot",
 		MaxCrawlDelay: DefaultMaxCrawlDelay,
 		Base:          base,
-		Pace:          func(base http.RoundTripper) http.RoundTripper { return base },
+		Pacer:         func(base http.RoundTripper) http.RoundTripper { return base },
 		Now:           time.Now,
 	})
 }

@@ -1,5 +1,5 @@
-// Package ticket tells whoever handed out a request when it has claimed
-// its turns in the Transport and when its flight has ended.
+// Package ticket tells whoever handed out a request when it holds its
+// turns in the Transport and when its flight has ended.
 package ticket
 
 import (
@@ -13,11 +13,11 @@ import (
 // refused, failed, or answered and its response body closed. A Ticket is
 // safe for concurrent use.
 type Ticket struct {
-	once    sync.Once
-	done    func()
-	claim   sync.Once
-	claimed func()       // nil unless NewClaimed made it
-	queued  atomic.Int64 // nanoseconds the request waited in line before it was handed out
+	once     sync.Once
+	done     func()
+	heldOnce sync.Once
+	held     func()       // nil unless NewHeld made it
+	queued   atomic.Int64 // nanoseconds the request waited in line before it was handed out
 }
 
 type contextKey struct{}
@@ -25,16 +25,16 @@ type contextKey struct{}
 // New returns a Ticket that calls done when its request ends.
 func New(done func()) *Ticket { return &Ticket{done: done} }
 
-// NewClaimed returns a Ticket that also calls claimed once, when its
+// NewHeld returns a Ticket that also calls held once, when its
 // request holds the turns it waits for in every scope of the Transport, or
 // ends before.
-func NewClaimed(done, claimed func()) *Ticket { return &Ticket{done: done, claimed: claimed} }
+func NewHeld(done, held func()) *Ticket { return &Ticket{done: done, held: held} }
 
-// Claimed calls the Ticket's claimed function, the first time only. A nil
+// Held calls the Ticket's held function, the first time only. A nil
 // Ticket does nothing.
-func (t *Ticket) Claimed() {
-	if t != nil && t.claimed != nil {
-		t.claim.Do(t.claimed)
+func (t *Ticket) Held() {
+	if t != nil && t.held != nil {
+		t.heldOnce.Do(t.held)
 	}
 }
 
@@ -66,7 +66,7 @@ func From(ctx context.Context) *Ticket {
 // nothing.
 func (t *Ticket) Done() {
 	if t != nil {
-		t.Claimed()
+		t.Held()
 		t.once.Do(t.done)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // refuses but a caller can still build (a limiter.Rule is a plain value,
 // and Crawl-delay widens min_delay at run time): no wait comes back
 // negative, or zero where the rule asks for one; a wait beyond the horizon
-// is refused rather than claimed; Redis is not marked down; and every key
+// is refused rather than held; Redis is not marked down; and every key
 // the scripts write has an expiry.
 func TestAbsurdRulesNeitherGoAtOnceNorStay(t *testing.T) {
 	srv := redistest.Start(t)
@@ -57,7 +57,7 @@ func TestAbsurdRulesNeitherGoAtOnceNorStay(t *testing.T) {
 				assert.True(t, second.ok)
 				assert.Zero(t, second.wait)
 			} else {
-				assert.False(t, second.ok, "a wait beyond the horizon is refused, not claimed")
+				assert.False(t, second.ok, "a wait beyond the horizon is refused, not held")
 				assert.Equal(t, horizon, second.wait)
 			}
 			st, err := l.State(ctx, req)

@@ -6,7 +6,7 @@
 // worker for that domain. Each call runs one Lua script that decides every
 // rule of the domain atomically on Redis's own clock (TIME), so that the
 // workers' clocks never matter. A request costs one round trip: Reserve
-// claims the earliest start and returns how long to wait for it, and the
+// holds the earliest start and returns how long to wait for it, and the
 // caller sleeps; there is no polling. With a *redis.Client, calls made at
 // once share round trips: while as many calls are under way as the
 // Limiter takes of the client's pool (half its connections), the calls
@@ -18,8 +18,8 @@
 // without the right to load functions, they run by their hash (EVALSHA).
 // A request that had to wait pays one more when its turn comes (the
 // departure gate, limiter.Wait's Confirm), to tell Redis that it leaves
-// and to learn whether a worker paused the domain meanwhile; if one did,
-// its turn is given back and the first one after the pause claimed. A
+// and to find out whether a worker paused the domain meanwhile; if one did,
+// its turn is given back and the first one after the pause held. A
 // request whose turn came at once pays one more only if it leaves more
 // than 2 ms after the reply: Redis noted its departure when it granted the
 // turn, and the confirm script then takes that back and notes it when it
@@ -30,10 +30,10 @@
 // that every quota counts; and prefix + "{domain}:last", the record of its
 // latest start) share a hash tag, so the scripts run on Redis Cluster.
 //
-// What a server says is learned in each process, in a limiter.Memory of
+// What a server says is observed in each process, in a limiter.Memory of
 // its own: the backoff after repeated 429s, the adaptive gap and a
 // robots.txt's Crawl-delay are per process, not shared; a process widens
-// the gaps of the turns it claims by what it learned. The pauses a server
+// the gaps of the turns it holds by what it observed. The pauses a server
 // asks for (Retry-After, RateLimit headers, backoff) are shared: each one
 // is written to Redis as well, where it holds every worker.
 //
@@ -74,7 +74,7 @@
 // as limiter.Memory does: when the latest request started, as its Confirm
 // (or its reservation, when it went at once) told Redis, on Redis's clock.
 // A start later than planned by more than a millisecond moves the turns
-// claimed after it, and a turn granted before it, to any process, waits at
+// held after it, and a turn granted before it, to any process, waits at
 // its Confirm until the rules allow after it: Confirm returns the extra
 // wait, and the caller (limiter.Wait) sleeps and confirms again. That
 // costs no round trip more for a start on time, and one more for each turn
@@ -85,7 +85,7 @@
 // time, and the record holds a turn back only for more), plus the time
 // from Redis answering the Confirm to the request leaving (the reply's
 // trip back and a goroutine scheduled late after it, which Redis does not
-// learn of), plus the difference between the processes' network delays to
+// know of), plus the difference between the processes' network delays to
 // the server. A turn given back leaves the record as it is, so a request
 // recorded but not sent only holds the next ones back. Waits are capped: a
 // reservation that would wait more than 400 days is refused, and every key
@@ -98,7 +98,7 @@
 // a node that lacks it, once per node, is not counted). When Redis does
 // not answer in time or fails (a full Redis refusing writes included),
 // the Limiter logs it once and, by default, paces each domain in this
-// process with the same limits and what this process learned (its
+// process with the same limits and what this process observed (its
 // limiter.Memory), marking its reservations Degraded, which the Transport
 // counts in its stats; no request fails because Redis is down.
 // WithFailOpen stops pacing instead and WithFailClosed fails requests;

@@ -28,7 +28,7 @@ type failover struct {
 	victim           func(domain string) bool     // whether domain's keys live on the primary killed
 	kill             func()
 	promoted         func() bool // whether the replica is a primary now
-	// announced, if set, reports whether the clients can learn of the
+	// announced, if set, reports whether the clients can find out about the
 	// promotion: with Sentinel, once the Sentinels name the new primary,
 	// up to a second after its promotion (they read its INFO every
 	// second during a failover).
@@ -183,7 +183,7 @@ func (f *failover) run(t *testing.T) failoverFigures {
 		"%d starts of domains on healthy primaries paced by the fallback; warnings per worker %v, recoveries %v",
 		fig.requests, fig.promotion.Round(time.Millisecond), fig.announce.Round(time.Millisecond), fig.sharedBack.Round(time.Millisecond),
 		fig.promotedTo.Round(time.Millisecond), fig.lastOff.Round(time.Millisecond), fig.over, fig.busiest,
-		failoverWindow, f.workers, f.workers*ownPace(&f.rule, failoverWindow), fig.healthyOff, fig.warnings, fig.recoveries)
+		failoverWindow, f.workers, f.workers*ownPaceAllows(&f.rule, failoverWindow), fig.healthyOff, fig.warnings, fig.recoveries)
 	return fig
 }
 
@@ -195,7 +195,7 @@ func (fig failoverFigures) check(t *testing.T, f *failover) {
 	// One start more than the bound is tolerated around the switch back,
 	// as in TestOutageKeepsEachWorkersPace: the starts are measured when
 	// each request's timer fired, late by a loaded machine's scheduling.
-	assert.LessOrEqual(t, fig.busiest, f.workers*ownPace(&f.rule, failoverWindow)+1, "no domain exceeds the fallback's bound")
+	assert.LessOrEqual(t, fig.busiest, f.workers*ownPaceAllows(&f.rule, failoverWindow)+1, "no domain exceeds the fallback's bound")
 	assert.LessOrEqual(t, fig.sharedBack, f.back, "the shared pace is back after the promotion (with Sentinel, the Sentinels naming it)")
 	for w := range f.workers {
 		assert.Equal(t, 1, fig.warnings[w], "worker %d: one warning", w)
@@ -252,7 +252,7 @@ func TestClusterFailover(t *testing.T) {
 
 // TestSentinelFailover: three workers pace 30 domains at 5/s through a
 // primary that Sentinels watch; the primary is killed and the Sentinels
-// promote its replica. Each worker's client learns of the new primary
+// promote its replica. Each worker's client finds the new primary
 // when the Sentinels announce it, 0.8 to 1s after the promotion (they read
 // the promoted replica's INFO once a second during a failover), and the
 // Limiter's probe reaches it within a probe interval of that, through a

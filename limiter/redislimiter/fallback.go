@@ -10,7 +10,7 @@ import (
 // reserveFallback is Reserve through this process's limiter.Memory, in
 // the default mode: seeded first with the turns Redis granted this
 // process, it counts each start it grants into this process's own pace,
-// with the gap this process learned, as reserveShared does, and counts it
+// with the gap this process observed, as reserveShared does, and counts it
 // again where it goes when its turn is confirmed. The reservation is made
 // at the time of the call, after the attempt through Redis.
 func (l *Limiter) reserveFallback(r *limiter.Request, res *limiter.Reservation) {
@@ -36,7 +36,7 @@ type fallbackTurn struct {
 	local   limiter.Reservation
 	h       *handoff
 	key     string
-	rule    limiter.Rule // with the gap this process learned
+	rule    limiter.Rule // with the gap this process observed
 	planned time.Time    // the start granted, as counted
 }
 
@@ -51,7 +51,7 @@ func (t *fallbackTurn) Cancel(ctx context.Context, _ *limiter.Reservation) error
 }
 
 // Confirm implements limiter.Turn: the Memory's Confirm, and
-// when it lets the start go, the handoff learns that it goes now.
+// when it lets the start go, the handoff counts it as going now.
 func (t *fallbackTurn) Confirm(ctx context.Context, res *limiter.Reservation, rule *limiter.Rule) (time.Duration, error) {
 	wait, err := t.local.Confirm(ctx, rule)
 	if err == nil && wait == 0 {

@@ -8,7 +8,7 @@ import (
 )
 
 // This file holds what TestGeneratedScriptsMatchMemory adds to the pacing
-// rules the scripts keep: jitter, and what a server teaches a key (a
+// rules the scripts keep: jitter, and what is observed of a key's server (a
 // Crawl-delay, an adaptive gap from its latency, a backoff after errors).
 
 // randomMicros returns a random duration in whole microseconds, in (0, most].
@@ -16,9 +16,9 @@ func randomMicros(rng *rand.Rand, most time.Duration) time.Duration {
 	return time.Duration(1+rng.Int64N(int64(most/time.Microsecond))) * time.Microsecond
 }
 
-// addLearning gives rule, at random, jitter, adaptive pacing, a cap on
+// addJitterAndFeedback gives rule, at random, jitter, adaptive pacing, a cap on
 // pauses and a list of error statuses other than the default.
-func addLearning(rng *rand.Rand, rule *limiter.Rule) {
+func addJitterAndFeedback(rng *rand.Rand, rule *limiter.Rule) {
 	if rng.IntN(3) == 0 {
 		rule.Jitter = randomMicros(rng, 200*time.Millisecond)
 	}

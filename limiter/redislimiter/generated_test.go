@@ -71,7 +71,7 @@ func runGenerated(t *testing.T, f *fakeClock, slip time.Duration) {
 }
 
 // randomRule returns a rule: a bucket, a min delay and up to two quotas,
-// each present or not, and what addLearning adds, with times in whole
+// each present or not, and what addJitterAndFeedback adds, with times in whole
 // microseconds.
 func randomRule(rng *rand.Rand) limiter.Rule {
 	micros := func(most time.Duration) time.Duration {
@@ -88,7 +88,7 @@ func randomRule(rng *rand.Rand) limiter.Rule {
 	for range rng.IntN(3) {
 		rule.Quotas = append(rule.Quotas, config.Quota{Requests: 1 + rng.IntN(5), Window: micros(3 * time.Second)})
 	}
-	addLearning(rng, &rule)
+	addJitterAndFeedback(rng, &rule)
 	return rule
 }
 

@@ -56,9 +56,9 @@ type handoffShard struct {
 	keys recentKeys
 }
 
-// held is this process's own pace of one domain, over Redis and the
+// ownPace is this process's own pace of one domain, over Redis and the
 // fallback together.
-type held struct {
+type ownPace struct {
 	latest   time.Time     // the latest start granted to this process, local clock
 	tokens   float64       // its own bucket right after latest
 	planned  time.Time     // the latest start the fallback granted, as granted
@@ -141,7 +141,7 @@ func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, a
 	found := sh.keys.get(key)
 	fresh := found == nil || h.dropIfIdle(&found.value, at) // an idle entry is as good as none
 	if found == nil {
-		sh.keys.trim(look, func(old *held) bool {
+		sh.keys.trim(look, func(old *ownPace) bool {
 			return h.dropIfIdle(old, at)
 		})
 		found = sh.keys.add(strings.Clone(key))
@@ -171,14 +171,14 @@ func (h *handoff) noteLocked(sh *handoffShard, key string, rule *limiter.Rule, a
 
 // dropIfIdle reports whether e constrains nothing at now, and then
 // empties it, uncounting it from the entries that fell back.
-func (h *handoff) dropIfIdle(e *held, now time.Time) bool {
+func (h *handoff) dropIfIdle(e *ownPace, now time.Time) bool {
 	if !now.After(e.expires) {
 		return false
 	}
 	if e.fellBack {
 		h.fellBack.Add(-1)
 	}
-	*e = held{}
+	*e = ownPace{}
 	return true
 }
 

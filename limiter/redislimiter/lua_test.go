@@ -106,7 +106,7 @@ type step struct {
 // tolerance covers rounding to microseconds in Redis against nanoseconds
 // in Memory: both round a token's time up, the scripts to the
 // microsecond, Memory to the nanosecond; and a time Go hands the scripts
-// (a pause, a learned gap) is rounded up to the microsecond too.
+// (a pause, an observed gap) is rounded up to the microsecond too.
 const tolerance = 2 * time.Microsecond
 
 func TestScriptsMatchMemory(t *testing.T) {
@@ -154,7 +154,7 @@ func TestScriptsMatchMemory(t *testing.T) {
 			reserve(0), reserve(0), reserve(0), {at: 10 * ms, op: "cancel", turn: 1}, {at: 10 * ms, op: "state"},
 			reserve(20 * ms), reserve(20 * ms), {at: 30 * ms, op: "state"},
 		}},
-		{"max wait refusal claims nothing", perSecond(1, 1), []step{
+		{"max wait refusal holds nothing", perSecond(1, 1), []step{
 			reserve(0), {at: 0, op: "reserve", maxWait: 500 * ms}, {at: 0, op: "reserve", maxWait: time.Second},
 			{at: 0, op: "reserve", maxWait: 1500 * ms}, {at: 10 * ms, op: "state"}, reserve(10 * ms),
 		}},
@@ -182,7 +182,7 @@ func TestScriptsMatchMemory(t *testing.T) {
 			{at: 150 * ms, op: "forget"}, {at: 150 * ms, op: "reserve", maxWait: ms, lastStart: 150 * ms, knowsLast: true},
 			{at: 150 * ms, op: "state", lastStart: 150 * ms, knowsLast: true}, {at: 2 * time.Second, op: "reserve", lastStart: 150 * ms, knowsLast: true},
 		}},
-		{"a Crawl-delay learned while a turn waits holds at its confirm", limiter.Rule{MinDelay: 100 * ms}, []step{
+		{"a Crawl-delay observed while a turn waits holds at its confirm", limiter.Rule{MinDelay: 100 * ms}, []step{
 			reserve(0), reserve(0), {at: 50 * ms, op: "observe", observe: &limiter.Observation{Host: "https://a.example", CrawlDelay: 300 * ms}},
 			confirm(100*ms, 1), state(150 * ms), confirm(300*ms, 1), reserve(300 * ms),
 		}},
@@ -206,7 +206,7 @@ func TestScriptsMatchMemory(t *testing.T) {
 }
 
 // replay runs steps on f, each at its offset on Redis's clock and on the
-// clock and jitter samples of f's own pace (what it learned from the
+// clock and jitter samples of f's own pace (what it observed of the
 // server), and checks each answer against memory's, within tolerance. It
 // returns whether all agreed.
 func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []step, memory []memoryStep) bool {
@@ -252,7 +252,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 			more, _, err := script[s.turn].confirm(ctx, &res)
 			require.NoError(t, err, where)
 			if again, ok := res.Turn().(*turn); ok {
-				script[s.turn] = again // claimed anew
+				script[s.turn] = again // held anew
 			}
 			gone[s.turn] = more == 0
 			agreed = assert.InDelta(t, want.more, more, within, where+": more") && agreed
@@ -261,7 +261,7 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 			require.NoError(t, err, where)
 		case "forget":
 			require.NoError(t, f.client.Del(ctx, f.keys(key)...).Err(), where)
-			f.local = limiter.NewMemory() // what this process learned goes too, as Memory's does
+			f.local = limiter.NewMemory() // what this process observed goes too, as Memory's does
 		case "state":
 			got, err := f.State(ctx, req)
 			require.NoError(t, err, where)
@@ -301,7 +301,7 @@ func (s *step) observation(t0 time.Time) limiter.Observation {
 type memoryStep struct {
 	res    limiter.Reservation // of a "reserve"
 	wait   time.Duration       // the wait a "reserve" returned (a later confirm may add to res.Wait)
-	reason limiter.Reason      // and its reason (a later confirm may claim the turn anew)
+	reason limiter.Reason      // and its reason (a later confirm may hold the turn anew)
 	more   time.Duration       // the wait a "confirm" returned
 	state  limiter.State       // of a "state", at at
 	at     time.Time

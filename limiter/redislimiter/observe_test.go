@@ -112,7 +112,7 @@ func TestConfirmWhileRedisIsDown(t *testing.T) {
 	assert.Equal(t, limiter.Reason("retry-after"), third.Reason())
 }
 
-func TestObserveSharesPausesNotWhatItLearned(t *testing.T) {
+func TestObserveSharesOnlyPauses(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
 	// A Limiter names a pause its own when it lasts no longer than the one

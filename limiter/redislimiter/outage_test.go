@@ -125,9 +125,9 @@ func busiest(sorted []span, from, to time.Time, w time.Duration) (int, time.Time
 	return most, at
 }
 
-// ownPace is the most starts one process's own pace allows in a window
+// ownPaceAllows is the most starts one process's own pace allows in a window
 // [s, s+w): a full bucket, then one per token: burst - 1 + ceil(rate × w).
-func ownPace(rule *limiter.Rule, w time.Duration) int {
+func ownPaceAllows(rule *limiter.Rule, w time.Duration) int {
 	return rule.Burst - 1 + int(math.Ceil(rule.Rate*w.Seconds()))
 }
 
@@ -187,7 +187,7 @@ func TestOutageKeepsEachWorkersPace(t *testing.T) {
 	wg.Wait()
 
 	sorted := all.sorted()
-	allowed := workers * ownPace(rule, window)
+	allowed := workers * ownPaceAllows(rule, window)
 	end := sorted[len(sorted)-1].hi
 	first := within(sorted, killed, window)
 	during, duringAt := busiest(sorted, killed.Add(-window), restarted.Add(-window), window)
@@ -261,7 +261,7 @@ func TestGoesSpansPlanAndStart(t *testing.T) {
 		assert.Equal(t, []time.Duration{0, 230 * ms, 440 * ms, 650 * ms}, went)
 		pace := 200 * ms
 		most, at := busiest(sorted, begin, sorted[len(sorted)-1].hi.Add(1), pace)
-		assert.LessOrEqual(t, most, ownPace(rule, pace), "a window of one pace at %v", at.Sub(begin))
+		assert.LessOrEqual(t, most, ownPaceAllows(rule, pace), "a window of one pace at %v", at.Sub(begin))
 	})
 }
 

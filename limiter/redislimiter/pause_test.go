@@ -49,12 +49,12 @@ func TestWaitingRequestHonoursAnotherWorkersPause(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		get("/b") // claims the turn 2s after /a, and sleeps
+		get("/b") // holds the turn 2s after /a, and sleeps
 	}()
-	// Until /b claims its turn, a request would wait less than 2s; once it
+	// Until /b holds its turn, a request would wait less than 2s; once it
 	// has, the next turn is 4s after /a.
 	require.Eventually(t, func() bool { return tr.RemainingWait("127.0.0.1") > 2*time.Second }, 5*time.Second, 5*time.Millisecond,
-		"/b has claimed its turn")
+		"/b holds its turn")
 	const pause = 3 * time.Second
 	pausedAt := time.Now()
 	_, err = second.Observe(context.Background(), limiter.Request{Key: "127.0.0.1"},

@@ -1,6 +1,6 @@
 package redislimiter
 
-// recentKeys maps the domains of a handoff shard to their held pace,
+// recentKeys maps the domains of a handoff shard to their ownPace,
 // ordered from the least to the most recently used, so that trim looks at
 // the entries least likely to be needed again. Each domain added costs
 // one allocation, which holds the domain, its pace and the links of the
@@ -15,10 +15,11 @@ type recentKeys struct {
 }
 
 // recentKey is one domain of a recentKeys. Its value stays at the same
-// address while the domain is held, so a caller may keep a pointer to it.
+// address while the domain is in the map, so a caller may keep a pointer
+// to it.
 type recentKey struct {
 	key          string
-	value        held
+	value        ownPace
 	newer, older *recentKey
 }
 
@@ -47,7 +48,7 @@ func (r *recentKeys) add(key string) *recentKey {
 // trim looks at up to look of the least recently used entries: those that
 // mayGo accepts are removed, the others made the most recently used, so
 // that the next trim looks past them.
-func (r *recentKeys) trim(look int, mayGo func(*held) bool) {
+func (r *recentKeys) trim(look int, mayGo func(*ownPace) bool) {
 	for ; look > 0 && r.oldest != nil; look-- {
 		e := r.oldest
 		r.unlink(e)

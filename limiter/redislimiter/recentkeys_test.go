@@ -32,9 +32,9 @@ func TestRecentKeysTrimLooksAtTheOldestOnly(t *testing.T) {
 	for _, k := range []string{"a", "b", "c", "d"} {
 		r.add(k).value.seeded = k != "b" // b must stay
 	}
-	r.trim(2, func(v *held) bool { return v.seeded })
+	r.trim(2, func(v *ownPace) bool { return v.seeded })
 	assert.Equal(t, []string{"b", "d", "c"}, order(&r), "a went, b was kept and made the newest")
-	r.trim(5, func(v *held) bool { return v.seeded })
+	r.trim(5, func(v *ownPace) bool { return v.seeded })
 	assert.Equal(t, []string{"b"}, order(&r), "looking past b, c and d went")
 	assert.Len(t, r.m, 1)
 	r.get("b").value.expires = time.Unix(1, 0)

@@ -40,7 +40,7 @@ type Limiter struct {
 	scripts   scripts
 	functions atomic.Bool // the scripts run as the library's functions
 	deadlines *deadlines
-	local     *limiter.Memory // what servers taught this process, and the fallback's pace
+	local     *limiter.Memory // what this process observed of servers, and the fallback's pace
 	handoff   *handoff        // by default: this process's own pace across the switches; nil otherwise
 	health    health
 	guard     *poolGuard // with a *redis.Client; nil otherwise
@@ -99,9 +99,9 @@ func newLimiter(client redis.UniversalClient, clock string, opts ...Option) (*Li
 	return l, nil
 }
 
-// Reserve implements limiter.Limiter: one round trip to Redis claims the
+// Reserve implements limiter.Limiter: one round trip to Redis holds the
 // earliest start every rule of r.Key allows, with the gap this process
-// learned from the server, or nothing when the wait would exceed
+// observed of the server, or nothing when the wait would exceed
 // r.MaxWait, or 400 days whatever r.MaxWait (a rule that
 // config.Limit.Validate refuses can ask for more). While Redis does not
 // answer it reserves as the failure mode says: in this process by default,
@@ -239,7 +239,7 @@ func (l *Limiter) pause(ctx context.Context, key string, d time.Duration) error 
 }
 
 // State implements limiter.Limiter: the shared state of r.Key, with the
-// gap this process learned. While Redis does not answer it reports this
+// gap this process observed. While Redis does not answer it reports this
 // process's state by default, an unpaced key with WithFailOpen, and an error
 // wrapping ErrUnavailable with WithFailClosed.
 func (l *Limiter) State(ctx context.Context, r limiter.Request) (limiter.State, error) {
@@ -298,7 +298,7 @@ func (l *Limiter) sharedState(ctx context.Context, r *limiter.Request, local *li
 // the reason its limiter.Memory gives, when the pause it knows of lasts as
 // long (within a timeout, what writing it to Redis may take) as the one
 // Redis reports (paused), and "shared", another worker's, otherwise. A
-// "min_delay" raised by what the server asked for is the learned gap's:
+// "min_delay" raised by what the server asked for is the observed gap's:
 // "adaptive" under an adaptive rule, "crawl-delay" otherwise (the Memory
 // does not say which of the two is the longer where both are set).
 func (l *Limiter) reason(why string, paused time.Duration, rule *limiter.Rule, local *limiter.State) limiter.Reason {

@@ -60,7 +60,7 @@ func cancelArgs(rule *limiter.Rule, id uint64, start int64) []any {
 }
 
 // parseConfirm reads the confirm script's reply: {paused, wait, again},
-// times in microseconds; again is 1 when the turn is to be claimed anew.
+// times in microseconds; again is 1 when the turn is to be held anew.
 func parseConfirm(reply any) (again bool, paused, wait time.Duration, err error) {
 	v, _ := reply.([]any)
 	if len(v) != 3 {

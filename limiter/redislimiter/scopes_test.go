@@ -73,7 +73,7 @@ func TestScopesSharedThroughRedis(t *testing.T) {
 	require.Len(t, got, 6)
 	slices.SortFunc(got, time.Time.Compare)
 	for i := 1; i < len(got); i++ {
-		// Generous: a request claims its scopes' turns in Redis one after
+		// Generous: a request holds its scopes' turns in Redis one after
 		// another, so on a loaded machine it may start some milliseconds
 		// after its server's turn; without the server's scope, all six
 		// would come at once.

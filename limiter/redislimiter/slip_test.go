@@ -36,7 +36,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	second := reserve(b, 0)
 	require.Equal(t, []time.Duration{250 * ms, 500 * ms}, []time.Duration{first.Wait(), second.Wait()})
 
-	// a's request wakes 200ms late. Before, Redis did not learn of it, and
+	// a's request wakes 200ms late. Before, Redis did not know of it, and
 	// b's went at 500ms, 50ms after a's.
 	assert.Equal(t, 450*ms, confirmAll(t, a, first, 450*ms))
 	b.at(t, 500*ms)
@@ -45,7 +45,7 @@ func TestLateStartHoldsTheNextTurns(t *testing.T) {
 	assert.Equal(t, 200*ms, more, "b's turn waits 250ms after a's late start")
 	assert.Equal(t, 700*ms, confirmAll(t, b, second, 700*ms))
 
-	// b's start was late too, by 200ms: the turns claimed after it follow
+	// b's start was late too, by 200ms: the turns held after it follow
 	// from it, in either process.
 	third := reserve(a, 700*ms)
 	assert.Equal(t, 250*ms, third.Wait(), "a new turn follows b's late start")

@@ -15,7 +15,7 @@ import (
 type turn struct {
 	l     *Limiter
 	key   string
-	rule  *limiter.Rule // the caller's, without the gap this process learned
+	rule  *limiter.Rule // the caller's, without the gap this process observed
 	id    uint64        // the state's epoch above the reservation's number below
 	start int64         // on Redis's clock, in microseconds
 	given bool          // given back already: a new turn, or none, replaced it
@@ -69,18 +69,18 @@ func (l *Limiter) cancel(ctx context.Context, t *turn) error {
 
 // Confirm implements limiter.Turn: one round trip tells Redis
 // that the turn starts now, and asks whether a worker paused the key since
-// the turn was claimed. If one did, or the turn starts so late that its
+// the turn was held. If one did, or the turn starts so late that its
 // start would overfill a quota's window, the turn is given back, the first
-// one after the turns handed out claimed into res, and the wait for it
+// one after the turns handed out held into res, and the wait for it
 // returned. If an
 // earlier request started later than planned, after the turn was granted,
 // the turn waits as long as the rules ask after that start, and Confirm
 // returns how long. Otherwise Redis records the start, and one later than
-// planned (by more than slip) moves the turns claimed after it, as
+// planned (by more than slip) moves the turns held after it, as
 // limiter.Memory does. While Redis does not answer, the turn stands
 // (WithFailClosed: an error wrapping ErrUnavailable) unless this process knows
-// of a pause in force: then the fallback claims the turn after it. When
-// a turn Redis granted goes, this process's own pace learns that it goes
+// of a pause in force: then the fallback holds the turn after it. When
+// a turn Redis granted goes, this process's own pace counts it as going
 // now.
 //
 // Confirm is the departure gate (limiter.Turn): rule, when not nil, is the
@@ -133,14 +133,14 @@ func (t *turn) confirmOrFallBack(ctx context.Context, res *limiter.Reservation) 
 }
 
 // confirm is Confirm through Redis, with the confirm script. It returns
-// the wait for the turn, or for the new turn claimed after a pause or in
+// the wait for the turn, or for the new turn held after a pause or in
 // place of a start that would overfill a quota's window, and the pause
 // Redis reported.
 func (t *turn) confirm(ctx context.Context, res *limiter.Reservation) (wait, paused time.Duration, err error) {
 	l := t.l
 	paced := *t.rule
 	// The gap the server asks for now: a Crawl-delay or an adaptive gap
-	// learned while the turn waited holds at its start, as in limiter.Memory.
+	// observed while the turn waited holds at its start, as in limiter.Memory.
 	paced.MinDelay = l.local.StateAt(limiter.Request{Key: t.key, Rule: t.rule}, l.now()).MinDelay
 	args := append(ruleArgs(paced, 3), t.id>>32, t.id&math.MaxUint32, t.start)
 	v, err := l.run(ctx, &l.scripts.confirm, l.keys(t.key), args)

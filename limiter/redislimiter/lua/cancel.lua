@@ -2,7 +2,7 @@
 -- at ARGV[x+2], under the rule (read_rule): keyState.cancel. Every
 -- cancelled turn that no later live turn follows is given back; one with
 -- a live turn after it frees its quota slots only. It returns 1, or 0 when
--- the domain is gone or its state is not the one the turn was claimed in
+-- the domain is gone or its state is not the one the turn was held in
 -- (another epoch).
 local rule, extra = read_rule(ARGV)
 local epoch, serial, planned = tonumber(ARGV[extra]), tonumber(ARGV[extra + 1]), tonumber(ARGV[extra + 2])

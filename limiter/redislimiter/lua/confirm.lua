@@ -2,7 +2,7 @@
 -- ARGV[x+1], planned at ARGV[x+2], is over and its request starts now,
 -- under the rule (read_rule): keyState.confirm. It returns {paused, wait,
 -- again}:
---   - {p, 0, 1} when the turn must be given back and claimed anew, after
+--   - {p, 0, 1} when the turn must be given back and held anew, after
 --     the turns handed out: the domain is paused (p the pause left), or
 --     the turn starts so late that its start would overfill a quota's
 --     window (p is 0);
@@ -11,7 +11,7 @@
 --     granted;
 --   - {0, 0, 0} otherwise, and the start is noted. A start later than
 --     planned by more than slip moves the plan as keyState.slip does: its
---     quota slots to now, and the turns claimed after it follow from now.
+--     quota slots to now, and the turns held after it follow from now.
 -- A turn that reserve began at once, whose request leaves late, is the
 -- departure gate's too: its departure, when no later one was noted, is
 -- taken back and noted at now.

@@ -1,5 +1,5 @@
--- reserve claims the earliest start every rule of a domain allows, as
--- keyState.reserve does; told to report, it claims nothing and reports
+-- reserve holds the earliest start every rule of a domain allows, as
+-- keyState.reserve does; told to report, it holds nothing and reports
 -- the domain, as keyState.state does.
 --
 -- KEYS[1] is the domain's state hash, KEYS[2] the history of its starts,
@@ -16,7 +16,7 @@
 -- LastStart): a domain whose state holds no start (none, or one a pause
 -- made) counts it as a start, or the start its record holds, if later. A
 -- reservation returns {1, wait, reason, serial, start, epoch}, or
--- {0, wait, reason} when the wait is too long, in which case it claims
+-- {0, wait, reason} when the wait is too long, in which case it holds
 -- nothing. A report returns {wait, reason, paused, then each quota's
 -- remaining and next_free}.
 --
@@ -79,7 +79,7 @@ if report then
   end
   return out
 end
--- refused returns the refusal of a wait of wait: it claims nothing, but
+-- refused returns the refusal of a wait of wait: it holds nothing, but
 -- keeps the last start it counted, as limiter.Memory does.
 local function refused(wait)
   if counted then
@@ -97,7 +97,7 @@ end
 if not s.epoch then
   s.epoch, s.serial = now % 4294967295 + 1, 0
 end
-local turn = claim(s, rule, start)
+local turn = hold(s, rule, start)
 if start == now then
   begin_turn(s, rule, turn, now)
 end

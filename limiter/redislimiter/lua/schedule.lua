@@ -160,9 +160,9 @@ local function plan_start(s, rule, t)
   add_start(s, t)
 end
 
--- claim takes start t into the plan and returns its turn, which holds
--- the plan before it.
-local function claim(s, rule, t)
+-- hold takes start t into the plan and returns its turn, now held,
+-- with the plan before it.
+local function hold(s, rule, t)
   s.serial = (s.serial + 1) % 4294967296
   -- its fields in order (SERIAL to LATEST), with room for the others, so
   -- that the table is made once at its size
@@ -196,7 +196,7 @@ local function begin_turn(s, rule, turn, now)
   turn[MADE] = s.made
 end
 
--- keep adds turn, the latest, claimed at now, to the turns a cancel may
+-- keep adds turn, the latest, held at now, to the turns a cancel may
 -- give back. It forgets the turns that no cancel can give back any more:
 -- those a started turn follows, and those whose time has come; but the
 -- started turn whose departure is the latest noted stays, so that confirm
