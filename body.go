@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/polite-go/polite/internal/scopes"
 	"github.com/polite-go/polite/internal/ticket"
 )
 
@@ -47,7 +48,7 @@ type flight struct {
 
 // flightExtras is what some requests hold besides their domain's place.
 type flightExtras struct {
-	held   claims
+	claims scopes.Claims
 	tk     *ticket.Ticket     // nil if the request carries none
 	cancel context.CancelFunc // ends WithTimeout's context; nil without it
 }
@@ -57,7 +58,7 @@ type flightExtras struct {
 func (fl *flight) end() {
 	fl.d.finish()
 	if x := fl.extra; x != nil {
-		x.held.end()
+		x.claims.End()
 		x.tk.Done() // once only: a Ticket calls its function the first time
 		if x.cancel != nil {
 			x.cancel()

@@ -5,6 +5,8 @@ import (
 
 	"github.com/polite-go/polite/internal/counters"
 	"github.com/polite-go/polite/internal/domains"
+	"github.com/polite-go/polite/internal/names"
+	"github.com/polite-go/polite/internal/places"
 	"github.com/polite-go/polite/limiter"
 )
 
@@ -16,31 +18,31 @@ type domain struct {
 	failures  failures    // failed answers in a row; see WithMaxErrors
 	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
 	key       string
-	pace      atomic.Pointer[pace] // its limit's; see Transport.currentPace
-	places    places               // its requests that hold a place under MaxConcurrent
+	inForce   atomic.Pointer[limitInForce] // its limit's; see Transport.currentLimit
+	places    places.Pool                  // its requests that hold a place under MaxConcurrent
 }
 
-// request is a Request to the limiter for d under p, with no MaxWait.
-func (d *domain) request(p *pace) limiter.Request {
-	return limiter.Request{Key: d.key, Rule: &p.rule, LastStart: d.stats.LastRequest()}
+// request is a Request to the limiter for d under lim, with no MaxWait.
+func (d *domain) request(lim *limitInForce) limiter.Request {
+	return limiter.Request{Key: d.key, Rule: &lim.rule, LastStart: d.stats.LastRequest()}
 }
 
-// unpaced reports whether requests to d go unpaced under p.
-func (d *domain) unpaced(p *pace) bool { return d.exempt || p.limit.Disabled }
+// unpaced reports whether requests to d go unpaced under lim.
+func (d *domain) unpaced(lim *limitInForce) bool { return d.exempt || lim.limit.Disabled }
 
-// maxConcurrent is the MaxConcurrent of d under p: 0, no cap, if d is
+// maxConcurrent is the MaxConcurrent of d under lim: 0, no cap, if d is
 // exempt.
-func (d *domain) maxConcurrent(p *pace) int {
+func (d *domain) maxConcurrent(lim *limitInForce) int {
 	if d.exempt {
 		return 0
 	}
-	return p.max
+	return lim.maxConcurrent
 }
 
 // finish ends a sent request: its place and its domain are free again.
 func (d *domain) finish() {
 	d.stats.InFlight(-1)
-	d.places.give()
+	d.places.Give()
 	d.release()
 }
 
@@ -49,3 +51,17 @@ func (d *domain) release() { d.claim.Release() }
 
 // Claimed returns d's claim, for the domain table.
 func (d *domain) Claimed() *domains.Claim { return &d.claim }
+
+// setUpDomain makes d the domain of key, under its limit.
+func (t *Transport) setUpDomain(d *domain, key string) {
+	d.key = key
+	d.exempt = (t.loopbackExempt && names.Loopback(key)) || key == noHostKey
+	t.currentLimit(d)
+}
+
+// newDomain returns a domain of key that the table does not hold.
+func (t *Transport) newDomain(key string) *domain {
+	d := new(domain)
+	t.setUpDomain(d, key)
+	return d
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/polite-go/polite/internal/places"
 	"github.com/polite-go/polite/internal/robotscache"
 )
 
@@ -46,7 +47,7 @@ type WaitError struct {
 // gone (a local RFC 3339 time, to the millisecond), and why.
 func (e *WaitError) Error() string {
 	at := e.RetryAt.Local().Format(errorTime)
-	var full *placesTaken
+	var full *places.AllTakenError
 	switch {
 	case errors.As(e.Err, &full):
 		return fmt.Sprintf("polite: %s: request not sent: %v", e.Domain, full)
@@ -81,25 +82,6 @@ var errNotMade = errors.New("polite: a Transport must be made by NewTransport")
 
 // made reports whether NewTransport made t; see errNotMade.
 func (t *Transport) made() bool { return t.keyFunc != nil }
-
-// placesTaken is why a request found no place under its domain's
-// MaxConcurrent before its context ended.
-type placesTaken struct {
-	max, inFlight int
-	cause         error // context.Cause of the request's context
-}
-
-func (e *placesTaken) Error() string {
-	why := "context canceled"
-	if e.cause == context.DeadlineExceeded {
-		why = "the context's deadline"
-	} else if e.cause != context.Canceled {
-		why = e.cause.Error()
-	}
-	return fmt.Sprintf("max_concurrent %d: %d in flight until %s (a response body not read to its end or closed holds its place)", e.max, e.inFlight, why)
-}
-
-func (e *placesTaken) Unwrap() error { return e.cause }
 
 // ErrDisallowed is the error for a request that robots.txt forbids; such a
 // request is never sent. See WithRobots.

@@ -35,16 +35,16 @@ type failures struct {
 	last    atomic.Pointer[string] // the last failed answer
 }
 
-// countAnswer notes the answer to a request to d under p: status, or 0
-// for a transport failure that what describes. An answer p's
+// countAnswer notes the answer to a request to d under lim: status, or 0
+// for a transport failure that what describes. An answer lim's
 // ErrorStatuses name (see config.Limit.ErrorStatuses) adds one to d's
 // failures in a row, and the WithMaxErrors-th gives d up; any other
 // answer ends the run.
-func (t *Transport) countAnswer(d *domain, p *pace, status int, what string) {
+func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what string) {
 	if t.maxErrors == 0 || d.failures.givenUp.Load() {
 		return
 	}
-	if !feedback.Struggling(p.rule.ErrorStatuses, status) {
+	if !feedback.Struggling(lim.rule.ErrorStatuses, status) {
 		if d.failures.inARow.Load() != 0 {
 			d.failures.inARow.Store(0)
 		}

@@ -8,103 +8,43 @@ import (
 	"reflect"
 	"slices"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/pattern"
 )
 
-// limitSet is the limits in force: the default, those of domains and
-// patterns, and those of the scopes. It is not changed once made;
-// SetLimit and SetConfig replace it.
-type limitSet struct {
-	def     *config.Limit
-	domains *pattern.Table[*config.Limit]
-	server  *config.Limit // nil: no server scope
-	global  *config.Limit // nil: no global scope
-	paces   *sync.Map     // *config.Limit -> its *pace, shared by the keys it paces
+// Limit returns the limit that paces domain: its own, that of the most
+// specific pattern it falls under, or the default. domain is keyed as a
+// request would be: a host name (www.example.com) or URL answers for its
+// key (example.com under DomainKey).
+func (t *Transport) Limit(domain string) config.Limit {
+	if !t.made() {
+		return config.Limit{}
+	}
+	return *t.limits.Load().domainLimit(t.keyOf(domain))
 }
 
-// shared returns the pace of l, one of ls's limits.
-func (ls *limitSet) shared(l *config.Limit, maxPause time.Duration) *pace {
-	if p, ok := ls.paces.Load(l); ok {
-		return p.(*pace)
+// ServerLimit returns the limit of the servers' scope in force, and false
+// if there is none (see WithServerLimit).
+func (t *Transport) ServerLimit() (config.Limit, bool) {
+	if !t.made() {
+		return config.Limit{}, false
 	}
-	p, _ := ls.paces.LoadOrStore(l, newPace(l, maxPause, ls))
-	return p.(*pace)
+	if lim := t.limits.Load().server; lim != nil {
+		return *lim.limit, true
+	}
+	return config.Limit{}, false
 }
 
-// newLimitSet checks the limits and the domains' names, as resolveDomains
-// does, and returns them as a limitSet.
-func newLimitSet(def *config.Limit, domains []domainEntry, server, global *config.Limit, keyFunc KeyFunc) (*limitSet, error) {
-	if err := def.Validate("default_config"); err != nil {
-		return nil, err
+// GlobalLimit returns the limit of the global scope in force, and false if
+// there is none (see WithGlobalLimit).
+func (t *Transport) GlobalLimit() (config.Limit, bool) {
+	if !t.made() {
+		return config.Limit{}, false
 	}
-	server, err := scopeLimit("server_config", server)
-	if err != nil {
-		return nil, err
+	if lim := t.limits.Load().global; lim != nil {
+		return *lim.limit, true
 	}
-	global, err = scopeLimit("global_config", global)
-	if err != nil {
-		return nil, err
-	}
-	table, err := resolveDomains(domains, keyFunc, *def)
-	if err != nil {
-		return nil, err
-	}
-	return &limitSet{def: def, domains: table, server: server, global: global, paces: new(sync.Map)}, nil
-}
-
-// scopeLimit checks the limit of the scope named as its config field is,
-// nil if none, and returns it with a rate's burst filled in. It takes
-// nothing from the default.
-func scopeLimit(field string, l *config.Limit) (*config.Limit, error) {
-	if l == nil {
-		return nil, nil
-	}
-	own := l.Inherit(config.Limit{})
-	if err := own.Validate(field); err != nil {
-		return nil, err
-	}
-	return &own, nil
-}
-
-// limitOf returns the limit of key in scope: a domain's own or its
-// pattern's or the default, the servers', or the global one.
-func (ls *limitSet) limitOf(scope, key string) *config.Limit {
-	switch scope {
-	case scopeServer:
-		return ls.server
-	case scopeGlobal:
-		return ls.global
-	}
-	if l, ok := ls.domains.Lookup(key); ok {
-		return l
-	}
-	return ls.def
-}
-
-// currentPace returns the pace that ptr holds for key in scope: its
-// limit's under the limits in force, looked up anew if they have changed
-// since ptr was set.
-func (t *Transport) currentPace(ptr *atomic.Pointer[pace], scope, key string) *pace {
-	for {
-		p := ptr.Load()
-		ls := t.limits.Load()
-		if p != nil && p.set == ls {
-			return p
-		}
-		fresh := ls.shared(ls.limitOf(scope, key), t.maxPause)
-		if ptr.CompareAndSwap(p, fresh) {
-			return fresh
-		}
-	}
-}
-
-// sameLimit reports whether a and b set the same rules.
-func sameLimit(a, b *config.Limit) bool {
-	return a == b || reflect.DeepEqual(*a, *b)
+	return config.Limit{}, false
 }
 
 // SetLimit sets the limit of domain, a key or a pattern named as
@@ -135,7 +75,7 @@ func (t *Transport) SetLimit(domain string, l config.Limit) error {
 		return err
 	}
 	ls := *old
-	ls.domains, ls.paces = old.domains.Clone(), new(sync.Map)
+	ls.domains, ls.inForce = old.domains.Clone(), new(sync.Map)
 	one.Range(func(name string, l *config.Limit) bool {
 		ls.domains.Set(name, l)
 		t.logChange(name, l)
@@ -172,7 +112,7 @@ func (t *Transport) SetConfig(f *config.File) error {
 		entries = append(entries, domainEntry{name: name, limit: f.Domains[name]})
 	}
 	def := f.Default.Inherit(config.DefaultLimit())
-	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc)
+	ls, err := newLimitSet(&def, entries, f.Server, f.Global, t.keyFunc, t.maxPause)
 	if err != nil {
 		return err
 	}
@@ -206,7 +146,7 @@ func (t *Transport) logChanges(old, new *limitSet) {
 	for _, s := range []struct {
 		name     string
 		was, now *config.Limit
-	}{{"server_config", old.server, new.server}, {"global_config", old.global, new.global}} {
+	}{{"server_config", old.server.configured(), new.server.configured()}, {"global_config", old.global.configured(), new.global.configured()}} {
 		switch {
 		case s.now == nil && s.was != nil:
 			t.logger.Info("polite: limit removed", "domain", s.name)
@@ -218,4 +158,33 @@ func (t *Transport) logChanges(old, new *limitSet) {
 
 func (t *Transport) logChange(name string, l *config.Limit) {
 	t.logger.Info("polite: limit changed", limitAttrs(name, l)...)
+}
+
+// sameLimit reports whether a and b set the same rules.
+func sameLimit(a, b *config.Limit) bool {
+	return a == b || reflect.DeepEqual(*a, *b)
+}
+
+// logLimits logs the limits in force, once, at Info.
+func (t *Transport) logLimits() {
+	ctx := context.Background()
+	if !t.logger.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	ls := t.limits.Load()
+	t.logger.Info("polite: limits in force", limitAttrs("default", ls.def)...)
+	ls.domains.Range(func(name string, l *config.Limit) bool {
+		t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
+		return true
+	})
+	for name, l := range map[string]*config.Limit{"server_config": ls.server.configured(), "global_config": ls.global.configured()} {
+		if l != nil {
+			t.logger.Info("polite: limits in force", limitAttrs(name, l)...)
+		}
+	}
+}
+
+func limitAttrs(domain string, l *config.Limit) []any {
+	return []any{"domain", domain, "enabled", !l.Disabled, "rate", l.RequestsPerSecond, "burst", l.Burst,
+		"min_delay", l.MinDelay, "jitter", l.Jitter, "max_concurrent", l.MaxConcurrent, "quotas", len(l.Quotas)}
 }

@@ -223,3 +223,43 @@ func TestTightenedScopeLimitKeepsItsGapFromTheLatestRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestScopeRemovedWhileRequestsWait checks that SetConfig may remove a
+// scope that requests are waiting in: each still goes, at the turn it was
+// given under the scope's limit when it claimed the scope.
+func TestScopeRemovedWhileRequestsWait(t *testing.T) {
+	gap := config.Limit{MinDelay: time.Second}
+	for name, scope := range map[string]polite.Option{
+		"server": polite.WithServerLimit(gap),
+		"global": polite.WithGlobalLimit(gap),
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var arrivals []time.Time
+				base := baseFunc(func(req *http.Request) (*http.Response, error) {
+					mu.Lock()
+					arrivals = append(arrivals, time.Now())
+					mu.Unlock()
+					return answer(req, http.StatusOK), nil
+				})
+				tr := newTransport(t, base, polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit), scope,
+					polite.WithLookup(loopback), polite.WithMaxWait(time.Hour))
+				var wg sync.WaitGroup
+				for i := range 3 {
+					wg.Go(func() {
+						assert.NoError(t, roundTrip(t, tr, context.Background(), fmt.Sprintf("http://h%d.example/", i)))
+					})
+				}
+				time.Sleep(100 * time.Millisecond)
+				synctest.Wait()
+				require.NoError(t, tr.SetConfig(&config.File{Default: fastLimit}))
+				wg.Wait()
+				require.Len(t, arrivals, 3)
+				for i := 1; i < len(arrivals); i++ {
+					assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), time.Second, "gap before request %d", i)
+				}
+			})
+		})
+	}
+}

@@ -21,17 +21,17 @@ import (
 // pacing. Most responses say nothing, and cost nothing. The response is
 // left as it is.
 func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response, sent time.Time) {
-	p := d.pace.Load()
-	t.countAnswer(d, p, resp.StatusCode, resp.Status)
-	if d.unpaced(p) {
+	lim := d.inForce.Load()
+	t.countAnswer(d, lim, resp.StatusCode, resp.Status)
+	if d.unpaced(lim) {
 		return
 	}
-	backsOff := feedback.Throttled(resp.StatusCode) || feedback.Struggling(p.rule.ErrorStatuses, resp.StatusCode)
-	if !backsOff && !speaks(resp) && !p.rule.Adaptive && !d.observing.Load() {
+	backsOff := feedback.Throttled(resp.StatusCode) || feedback.Struggling(lim.rule.ErrorStatuses, resp.StatusCode)
+	if !backsOff && !speaks(resp) && !lim.rule.Adaptive && !d.observing.Load() {
 		return
 	}
 	d.observing.Store(backsOff)
-	t.tell(ctx, d, p, observation(resp, sent, time.Now()))
+	t.tell(ctx, d, lim, observation(resp, sent, time.Now()))
 }
 
 // observeFailure tells the limiter that a request to d, sent at sent, got
@@ -39,23 +39,23 @@ func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response,
 // did not answer in time: a server failing backs its domain off as a 5xx
 // does (see config.Limit.ErrorStatuses).
 func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, sent time.Time) {
-	p := d.pace.Load()
+	lim := d.inForce.Load()
 	now := time.Now()
 	failed := transportFailure(ctx, err, now.Sub(sent))
 	if failed {
-		t.countAnswer(d, p, 0, err.Error())
+		t.countAnswer(d, lim, 0, err.Error())
 	}
-	if d.unpaced(p) || !failed || !feedback.Struggling(p.rule.ErrorStatuses, 0) {
+	if d.unpaced(lim) || !failed || !feedback.Struggling(lim.rule.ErrorStatuses, 0) {
 		return
 	}
 	d.observing.Store(true)
-	t.tell(ctx, d, p, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
+	t.tell(ctx, d, lim, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 
-// tell gives o, under d's pace p, to the limiter and counts the pause it
-// adds.
-func (t *Transport) tell(ctx context.Context, d *domain, p *pace, o limiter.Observation) {
-	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(p), o)
+// tell gives o, under d's limit in force lim, to the limiter and counts
+// the pause it adds.
+func (t *Transport) tell(ctx context.Context, d *domain, lim *limitInForce, o limiter.Observation) {
+	added, err := t.limiter.Observe(context.WithoutCancel(ctx), d.request(lim), o)
 	if err != nil {
 		t.logger.WarnContext(ctx, "polite: could not tell the limiter what the server said", "domain", d.key, "status", o.Status, "err", err)
 		return
@@ -64,19 +64,19 @@ func (t *Transport) tell(ctx context.Context, d *domain, p *pace, o limiter.Obse
 		return
 	}
 	d.stats.Paused(added)
-	t.trace.pauseObserved(ctx, d.key, pauseReason(p, o), added)
+	t.trace.pauseObserved(ctx, d.key, pauseReason(lim, o), added)
 }
 
-// pauseReason says what in o, an observation under the pace p, asked for
-// the pause it added, as the limiter reads it: a Retry-After, rate-limit
+// pauseReason says what in o, an observation under lim, asked for the
+// pause it added, as the limiter reads it: a Retry-After, rate-limit
 // fields, a failing server, or a 429 that said nothing of when.
-func pauseReason(p *pace, o limiter.Observation) limiter.Reason {
+func pauseReason(lim *limitInForce, o limiter.Observation) limiter.Reason {
 	switch {
 	case o.RetryAfter > 0:
 		return limiter.ReasonRetryAfter
 	case o.RateLimit > 0:
 		return limiter.ReasonRateLimit
-	case o.Failed || feedback.Struggling(p.rule.ErrorStatuses, o.Status):
+	case o.Failed || feedback.Struggling(lim.rule.ErrorStatuses, o.Status):
 		return limiter.ReasonErrors
 	}
 	return limiter.ReasonBackoff

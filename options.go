@@ -171,6 +171,44 @@ func WithConfig(f *config.File) Option {
 	}
 }
 
+// WithServerLimit paces every request also by the server it goes to, so
+// that the domains one server hosts share l, as Nutch's byIP queues and
+// Scrapy's CONCURRENT_REQUESTS_PER_IP do. A server is named by the
+// addresses its host resolves to (through WithLookup), whatever their
+// order and families: the smallest IPv4 address, or, with none, the /64
+// of the smallest IPv6 address. A host whose lookup fails keeps the server
+// it last resolved to; one that never resolved is paced under one key
+// that every such host shares, under l, and a server first seen after
+// them keeps its gap from the latest of them: a request is never sent
+// unpaced because its lookup failed, though the base may resolve the name
+// where the lookup did not.
+// Every rule of l applies, max_concurrent in this process; l takes
+// nothing from the default, so config.Limit{MaxConcurrent: 8} caps the
+// requests in flight to a server and sets no pace.
+//
+// Do not use it when requests go through a proxy, which reaches the
+// servers for you, nor for sites behind a CDN, whose many sites share
+// addresses that do not stand for one server.
+func WithServerLimit(l config.Limit) Option {
+	return func(o *options) { o.serverLimit = &l }
+}
+
+// WithGlobalLimit paces every request also by one key that all domains
+// share, as Scrapy's CONCURRENT_REQUESTS caps a whole crawl, or a proxy's
+// or an uplink's limit would: every rule of l applies, max_concurrent in
+// this process; l takes nothing from the default.
+func WithGlobalLimit(l config.Limit) Option {
+	return func(o *options) { o.globalLimit = &l }
+}
+
+// WithLookup sets how WithServerLimit finds the addresses of a host;
+// net.DefaultResolver's LookupNetIP by default. A host's server is
+// remembered for a minute after its lookup, for at most WithMaxDomains
+// hosts; a failed lookup is not remembered.
+func WithLookup(lookup func(ctx context.Context, host string) ([]netip.Addr, error)) Option {
+	return func(o *options) { o.lookup = lookup }
+}
+
 // WithKeyFunc sets how requests are grouped into domains; DomainKey by
 // default. The key function is called for every request.
 func WithKeyFunc(f KeyFunc) Option {

@@ -71,9 +71,9 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 		d = t.newDomain(key)
 	}
 	wait := time.Duration(0)
-	p := t.currentPace(&d.pace, scopeDomain, d.key)
-	if !d.unpaced(p) {
-		wait = t.stateWait(d.request(p))
+	lim := t.currentLimit(d)
+	if !d.unpaced(lim) {
+		wait = t.stateWait(d.request(lim))
 	}
 	if !d.exempt {
 		wait = max(wait, t.scopesWait(req))
@@ -84,11 +84,11 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	s := d.stats.Snapshot(d.key)
 	s.GivenUp = d.failures.givenUp.Load()
-	p := d.pace.Load()
-	if d.unpaced(p) {
+	lim := d.inForce.Load()
+	if d.unpaced(lim) {
 		return s
 	}
-	st, err := t.limiter.State(context.Background(), d.request(p))
+	st, err := t.limiter.State(context.Background(), d.request(lim))
 	if err != nil {
 		return s
 	}
@@ -109,19 +109,13 @@ func (t *Transport) scopesWait(req *http.Request) time.Duration {
 	ls := t.limits.Load()
 	wait := time.Duration(0)
 	if ls.global != nil {
-		p := t.currentPace(&t.scopes.global.pace, scopeGlobal, globalKey)
-		wait = t.stateWait(t.scopes.global.request(&p.rule))
+		wait = t.stateWait(t.scopes.Global().Request(&ls.global.rule))
 	}
 	if ls.server == nil || req == nil || req.URL == nil || req.URL.Host == "" {
 		return wait
 	}
-	s := t.scopes.unknown
-	if server, err := t.scopes.resolver.Server(req.Context(), req.URL.Hostname()); err == nil {
-		s = t.scopes.server(server)
-	}
-	rule := limiter.RuleOf(*ls.server)
-	rule.MaxPause = t.maxPause // as the server's pace has it: State fits the key to the rule
-	return max(wait, t.stateWait(s.request(&rule)))
+	s := t.scopes.PeekServer(req.Context(), req.URL.Hostname())
+	return max(wait, t.stateWait(s.Request(&ls.server.rule)))
 }
 
 // stateWait is how long request r would wait now; 0 if the limiter

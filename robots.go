@@ -57,15 +57,15 @@ func newRobotsCache(t *Transport, o robotsOptions, userAgent string) *robotscach
 	})
 }
 
-// checkRobots is the robots.txt step of req, which holds d: it returns an
+// checkRobots is the robots.txt step of req, which claims d: it returns an
 // error wrapping ErrDisallowed if the robots.txt of req's host forbids
 // req, and applies the file's Crawl-delay to d.
 func (t *Transport) checkRobots(req *http.Request, d *domain) error {
 	ctx := req.Context()
 	res, err := t.robots.Check(ctx, req)
-	if p := d.pace.Load(); res.Host != "" && !d.unpaced(p) {
+	if lim := d.inForce.Load(); res.Host != "" && !d.unpaced(lim) {
 		o := limiter.Observation{Host: res.Host, CrawlDelay: res.CrawlDelay}
-		if _, err := t.limiter.Observe(ctx, d.request(p), o); err != nil {
+		if _, err := t.limiter.Observe(ctx, d.request(lim), o); err != nil {
 			t.logger.WarnContext(ctx, "polite: could not apply robots.txt's Crawl-delay", "domain", d.key, "err", err)
 		}
 	}

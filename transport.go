@@ -15,6 +15,7 @@ import (
 
 	"github.com/polite-go/polite/internal/domains"
 	"github.com/polite-go/polite/internal/robotscache"
+	"github.com/polite-go/polite/internal/scopes"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -91,7 +92,7 @@ type Transport struct {
 	maxPause  time.Duration
 	maxErrors int                // failed answers in a row that give a domain up; 0: never
 	robots    *robotscache.Cache // nil unless WithRobots
-	scopes    *scopes
+	scopes    *scopes.Table
 }
 
 // NewTransport returns a Transport that sends requests through base (a
@@ -116,7 +117,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 		traces = append([]*Trace{logTrace(o.logger)}, traces...)
 	}
 	o.withDefaults()
-	limits, err := newLimitSet(&o.defaultLimit, o.domains, o.serverLimit, o.globalLimit, o.keyFunc)
+	limits, err := newLimitSet(&o.defaultLimit, o.domains, o.serverLimit, o.globalLimit, o.keyFunc, o.maxPause)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func NewTransport(base http.RoundTripper, opts ...Option) (*Transport, error) {
 	}
 	t.limits.Store(limits)
 	t.robots = newRobotsCache(t, o.robots, o.userAgent)
-	t.scopes = newScopes(&o)
+	t.scopes = scopes.New(o.lookup, o.maxDomains)
 	t.domains = domains.New(o.maxDomains, t.setUpDomain)
 	t.logLimits()
 	return t, nil
@@ -177,42 +178,42 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.pace(t.base, req, d, tk, false)
 }
 
-// pace sends req, which holds d, in its turn: it claims the scopes it
-// passes besides its domain, takes a concurrency slot in each, waits for
-// its turn in each and passes the departure gate (the wait's last step),
-// sends the request through base, tells the limiter
-// what the response says, and tracks the response's body, so that the
-// request's flight ends when the body is closed. A robots.txt fetch is
-// counted apart from the requests.
+// pace sends req, which claims d, in its turn: it claims the scopes it
+// passes besides its domain, takes a place under MaxConcurrent in each,
+// waits for its turn in each and passes the departure gate (the wait's
+// last step), sends the request through base, tells the limiter what the
+// response says, and tracks the response's body, so that the request's
+// flight ends when the body is closed. A robots.txt fetch is counted
+// apart from the requests.
 func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx := req.Context()
 	t.trace.turnAsked(ctx, d.key)
 	ls := t.limits.Load()
-	p := t.currentPace(&d.pace, scopeDomain, d.key)
-	var held claims
+	lim := t.currentLimit(d)
+	var claims scopes.Claims
 	if (ls.server != nil || ls.global != nil) && !d.exempt {
-		held = t.acquireScopes(req, ls)
+		claims = t.acquireScopes(req, ls)
 	}
-	if err := t.takeSlots(ctx, d, p, held); err != nil {
+	if err := t.takePlaces(ctx, d, lim, claims); err != nil {
 		return nil, t.refuse(req, d, tk, false, err)
 	}
 	fl := flight{d: d}
-	if len(held) > 0 || tk != nil || t.timeout > 0 {
-		fl.extra = &flightExtras{held: held, tk: tk}
+	if len(claims) > 0 || tk != nil || t.timeout > 0 {
+		fl.extra = &flightExtras{claims: claims, tk: tk}
 	}
 	// The wait's last step notes the request's departure: from here to
 	// the base, only counters and WithTimeout's context.
-	w, err := t.wait(ctx, d, p, held, tk)
+	w, err := t.wait(ctx, d, lim, claims, tk)
 	if err != nil {
-		held.end()
+		claims.End()
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
-	return t.sendInTurn(base, req, &fl, &w, held, tk, robots)
+	return t.sendInTurn(base, req, &fl, &w, claims, tk, robots)
 }
 
 // sendInTurn is pace from the end of the wait on, for a request that
-// holds fl, with w its wait, held its claims and tk its ticket: it counts
+// holds fl, with w its wait, claims its claims and tk its ticket: it counts
 // the request
 // (a robots.txt fetch apart), sends it through base, tells the limiter
 // what the response says and tracks the response's body. It is a
@@ -220,24 +221,24 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 // holds none of it.
 //
 //go:noinline
-func (t *Transport) sendInTurn(base http.RoundTripper, req *http.Request, fl *flight, w *waited, held claims, tk *ticket.Ticket, robots bool) (*http.Response, error) {
+func (t *Transport) sendInTurn(base http.RoundTripper, req *http.Request, fl *flight, w *waited, claims scopes.Claims, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx, d := req.Context(), fl.d
 	t.trace.waited(ctx, d.key, *w)
 	if err := t.givenUp(d); err != nil { // while it waited
-		held.end()
+		claims.End()
 		d.stats.GivenUp()
 		return nil, t.refuse(req, d, tk, true, err)
 	}
 	tk.Held()
-	held.sent(w.sent)
+	claims.Sent(w.sent)
 	if robots {
 		d.stats.RobotsSent(w.sent)
 	} else {
 		d.stats.Sent(w.sent, w.wait, w.degraded)
 		switch w.scope {
-		case scopeServer:
+		case scopes.Server:
 			d.stats.ServerDelayed(w.wait)
-		case scopeGlobal:
+		case scopes.Global:
 			d.stats.GlobalDelayed(w.wait)
 		}
 	}
@@ -281,9 +282,9 @@ func (p pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return p.t.pace(p.base, req, d, nil, true)
 }
 
-// send sends the request, which holds d, through base, after the
+// send sends the request, which claims d, through base, after the
 // departure gate's last check (w). If base fails, or panics, the
-// request's flight fl ends there: its slots, its claims and its
+// request's flight fl ends there: its places, its claims and its
 // WithTimeout context are given back before the error returns or the
 // panic goes on up. A request whose context ends while the last check
 // holds it back is not sent, and counts as failed.
@@ -322,19 +323,32 @@ func (t *Transport) acquire(req *http.Request) (*domain, error) {
 	return t.domains.Acquire(key), nil
 }
 
-// takeSlots takes a place under the MaxConcurrent of d under its pace p,
-// then one in each scope held. When it cannot, it gives back the places
-// and the claims it holds, counts the request as canceled and returns
-// why, for the caller to refuse the request.
-func (t *Transport) takeSlots(ctx context.Context, d *domain, p *pace, held claims) error {
-	err := d.places.take(ctx, d.maxConcurrent(p))
+// acquireScopes claims for req the scopes it passes besides its domain
+// under ls: its server's and the global one. The caller releases them.
+func (t *Transport) acquireScopes(req *http.Request, ls *limitSet) scopes.Claims {
+	var claims scopes.Claims
+	if ls.server != nil && req.URL != nil && req.URL.Host != "" {
+		claims = append(claims, ls.server.claim(t.scopes.AcquireServer(req.Context(), req.URL.Hostname())))
+	}
+	if ls.global != nil {
+		claims = append(claims, ls.global.claim(t.scopes.AcquireGlobal()))
+	}
+	return claims
+}
+
+// takePlaces takes a place under the MaxConcurrent of d under lim, then
+// one in each scope claimed. When it cannot, it gives back the places and
+// the claims it holds, counts the request as canceled and returns why,
+// for the caller to refuse the request.
+func (t *Transport) takePlaces(ctx context.Context, d *domain, lim *limitInForce, claims scopes.Claims) error {
+	err := d.places.Take(ctx, d.maxConcurrent(lim))
 	if err == nil {
-		if err = held.takeSlots(ctx); err != nil {
-			d.places.give()
+		if err = claims.TakePlaces(ctx); err != nil {
+			d.places.Give()
 		}
 	}
 	if err != nil {
-		held.release()
+		claims.Release()
 		d.stats.Canceled()
 		return &WaitError{Domain: d.key, RetryAt: time.Now(), Err: err}
 	}
@@ -355,13 +369,13 @@ func (t *Transport) waitError(ctx context.Context, d *domain, retryAt time.Time,
 	return fmt.Errorf("polite: %s: limiter: %w", d.key, err)
 }
 
-// refuse ends a request that will not be sent: it gives back its slot
-// (if it holds one) and its claim on d, closes its body, ends its ticket,
-// tells the Trace, and returns err.
-func (t *Transport) refuse(req *http.Request, d *domain, tk *ticket.Ticket, holdsSlot bool, err error) error {
+// refuse ends a request that will not be sent: it gives back its place
+// under MaxConcurrent (if it took one) and its claim on d, closes its
+// body, ends its ticket, tells the Trace, and returns err.
+func (t *Transport) refuse(req *http.Request, d *domain, tk *ticket.Ticket, tookPlace bool, err error) error {
 	t.trace.refused(req.Context(), d.key, err)
-	if holdsSlot {
-		d.places.give()
+	if tookPlace {
+		d.places.Give()
 	}
 	d.release()
 	closeRequestBody(req)
@@ -392,24 +406,6 @@ func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(closeIdler); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-// Key returns the domain key req is paced under, as the key function
-// names it: "(no host)" for a request with no host, which is not paced.
-func (t *Transport) Key(req *http.Request) (string, error) {
-	if !t.made() {
-		return "", errNotMade
-	}
-	key, err := t.keyFunc(req)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("polite: key function: %w", err)
-	case key != "":
-		return key, nil
-	case req.URL != nil && req.URL.Host == "":
-		return noHostKey, nil
-	}
-	return "", fmt.Errorf("polite: key function: empty key for %s", req.URL.Redacted())
 }
 
 // Close closes the Transport's limiter if it has a Close method: a

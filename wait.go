@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/polite-go/polite/internal/scopes"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
 )
@@ -32,34 +33,34 @@ func (t *Transport) leave(ctx context.Context, w *waited) error {
 }
 
 // requestTurns is a request's turns in its domain and the scopes it
-// holds, for limiter.WaitTurns, with what the departure gate needs to read
+// claims, for limiter.WaitTurns, with what the departure gate needs to read
 // the limits in force when the request leaves. Its arrays hold one turn,
 // the common case; a request with more takes slices.
 type requestTurns struct {
-	t      *Transport
-	d      *domain
-	held   claims
-	turns  limiter.Turns
-	scopes []string
-	holds  []int // the index in held of each turn's scope; -1 for the domain
-	req    [1]limiter.Request
-	res    [1]limiter.Reservation
-	scope  [1]string
-	hold   [1]int
+	t          *Transport
+	d          *domain
+	claims     scopes.Claims
+	turns      limiter.Turns
+	scopes     []string
+	claimOf    []int // the index in claims of each turn's scope; -1 for the domain
+	req        [1]limiter.Request
+	res        [1]limiter.Reservation
+	scope      [1]string
+	claimOfOne [1]int
 }
 
 // wait waits for the turn of a request to d in its domain and in the
-// scopes it holds, and confirms its departure in each as its last step:
+// scopes it claims, and confirms its departure in each as its last step:
 // the request must be sent as soon as wait returns.
-func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, tk *ticket.Ticket) (waited, error) {
-	unpaced := d.unpaced(p)
-	if unpaced && len(held) == 0 {
+func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, claims scopes.Claims, tk *ticket.Ticket) (waited, error) {
+	unpaced := d.unpaced(lim)
+	if unpaced && len(claims) == 0 {
 		return waited{sent: time.Now()}, nil
 	}
-	rt := t.newRequestTurns(d, p, held, unpaced, tk)
+	rt := t.newRequestTurns(d, lim, claims, unpaced, tk)
 	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
 	if lw.Far >= 0 {
-		t.scopes.waitedFor(rt.scopes[lw.Far])
+		t.scopes.WaitedFor(rt.scopes[lw.Far])
 	}
 	if err != nil {
 		rt.release()
@@ -75,32 +76,32 @@ func (t *Transport) wait(ctx context.Context, d *domain, p *pace, held claims, t
 	return w, nil
 }
 
-// newRequestTurns returns the turns of a request to d under p in its
-// domain, unless it goes unpaced there, and in the scopes it holds. It is
+// newRequestTurns returns the turns of a request to d under lim in its
+// domain, unless it goes unpaced there, and in the scopes it claims. It is
 // a function of its own so that the frame a request sleeps under stays
 // small.
 //
 //go:noinline
-func (t *Transport) newRequestTurns(d *domain, p *pace, held claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
+func (t *Transport) newRequestTurns(d *domain, lim *limitInForce, claims scopes.Claims, unpaced bool, tk *ticket.Ticket) *requestTurns {
 	rt := requestTurnsPool.Get().(*requestTurns)
-	rt.t, rt.d, rt.held = t, d, held
+	rt.t, rt.d, rt.claims = t, d, claims
 	rt.turns = limiter.Turns{MaxWait: t.maxWait, Rules: rt}
-	if n := len(held); unpaced && n == 1 || !unpaced && n == 0 {
-		rt.turns.Requests, rt.turns.Reservations, rt.scopes, rt.holds = rt.req[:0], rt.res[:], rt.scope[:0], rt.hold[:0]
+	if n := len(claims); unpaced && n == 1 || !unpaced && n == 0 {
+		rt.turns.Requests, rt.turns.Reservations, rt.scopes, rt.claimOf = rt.req[:0], rt.res[:], rt.scope[:0], rt.claimOfOne[:0]
 	} else {
 		if !unpaced {
 			n++
 		}
 		rt.turns.Requests, rt.turns.Reservations = make([]limiter.Request, 0, n), make([]limiter.Reservation, n)
-		rt.scopes, rt.holds = make([]string, 0, n), make([]int, 0, n)
+		rt.scopes, rt.claimOf = make([]string, 0, n), make([]int, 0, n)
 	}
 	if !unpaced {
-		rt.add(scopeDomain, d.request(p), -1)
+		rt.add(scopes.Domain, d.request(lim), -1)
 	}
-	for i, h := range held {
-		rt.add(h.s.name, h.s.request(&h.p.rule), i)
+	for i, c := range claims {
+		rt.add(c.Scope.Name, c.Scope.Request(c.Rule), i)
 	}
-	t.scopes.order(rt.turns.Requests, rt.scopes, rt.holds)
+	t.scopes.Order(rt.turns.Requests, rt.scopes, rt.claimOf)
 	if tk != nil {
 		rt.turns.Held = tk.Held
 	}
@@ -127,19 +128,23 @@ func (rt *requestTurns) release() {
 	requestTurnsPool.Put(rt)
 }
 
-// add adds a turn: req in scope, held[hold] (-1 for the domain).
-func (rt *requestTurns) add(scope string, req limiter.Request, hold int) {
+// add adds a turn: req in scope, claims[claim] (-1 for the domain).
+func (rt *requestTurns) add(scope string, req limiter.Request, claim int) {
 	rt.turns.Requests = append(rt.turns.Requests, req)
-	rt.scopes, rt.holds = append(rt.scopes, scope), append(rt.holds, hold)
+	rt.scopes, rt.claimOf = append(rt.scopes, scope), append(rt.claimOf, claim)
 }
 
 // RuleNow implements limiter.RulesNow: the rule in force now for turn i,
-// which the departure gate checks it under.
+// which the departure gate checks it under. A scope no longer in force
+// keeps the rule the request claimed it under.
 func (rt *requestTurns) RuleNow(i int) *limiter.Rule {
 	t := rt.t
-	if h := rt.holds[i]; h >= 0 {
-		s := rt.held[h].s
-		return &t.currentPace(&s.pace, s.name, s.key).rule
+	if c := rt.claimOf[i]; c >= 0 {
+		claim := rt.claims[c]
+		if lim := t.limits.Load().scopeLimit(claim.Scope.Name); lim != nil {
+			return &lim.rule
+		}
+		return claim.Rule
 	}
-	return &t.currentPace(&rt.d.pace, scopeDomain, rt.d.key).rule
+	return &t.currentLimit(rt.d).rule
 }

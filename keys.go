@@ -2,6 +2,7 @@ package polite
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/polite-go/polite/internal/names"
@@ -22,6 +23,24 @@ import (
 // limiter with the domains under keys a host name never is: "ip:" and an
 // address, and "(global)". A KeyFunc must not return such keys.
 type KeyFunc func(*http.Request) (string, error)
+
+// Key returns the domain key req is paced under, as the key function
+// names it: "(no host)" for a request with no host, which is not paced.
+func (t *Transport) Key(req *http.Request) (string, error) {
+	if !t.made() {
+		return "", errNotMade
+	}
+	key, err := t.keyFunc(req)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("polite: key function: %w", err)
+	case key != "":
+		return key, nil
+	case req.URL != nil && req.URL.Host == "":
+		return noHostKey, nil
+	}
+	return "", fmt.Errorf("polite: key function: empty key for %s", req.URL.Redacted())
+}
 
 // noHostKey is the key under which requests with no host are counted.
 const noHostKey = "(no host)"
