@@ -19,12 +19,12 @@ import (
 
 // noopTrace has every hook set, each doing nothing.
 var noopTrace = &polite.Trace{
-	TurnAsked:    func(context.Context, string) {},
-	Waited:       func(context.Context, string, string, limiter.Reason, time.Duration) {},
+	TurnAsked:     func(context.Context, string) {},
+	Waited:        func(context.Context, string, string, limiter.Reason, time.Duration) {},
 	PauseObserved: func(context.Context, string, limiter.Reason, time.Duration) {},
-	Refused:      func(context.Context, string, error) {},
-	Sent:         func(context.Context, string, bool) {},
-	Answered:     func(context.Context, string, int, error) {},
+	Refused:       func(context.Context, string, error) {},
+	Sent:          func(context.Context, string, bool) {},
+	Answered:      func(context.Context, string, int, error) {},
 	RobotsFetch: func(ctx context.Context, _ string) (context.Context, func(error)) {
 		return ctx, func(error) {}
 	},

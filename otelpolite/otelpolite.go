@@ -95,11 +95,11 @@ func WithTracing(opts ...Option) polite.Option {
 	}
 	h := &hooks{tracer: s.tracerProvider.Tracer(scope)}
 	return polite.WithTrace(&polite.Trace{
-		Waited:       h.waited,
+		Waited:        h.waited,
 		PauseObserved: h.pauseObserved,
-		Refused:      h.refused,
-		RobotsFetch:  h.robotsFetch,
-		RobotsJoined: h.robotsJoined,
+		Refused:       h.refused,
+		RobotsFetch:   h.robotsFetch,
+		RobotsJoined:  h.robotsJoined,
 	})
 }
 
