@@ -203,8 +203,8 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	}
 	// The wait's last step notes the request's departure: from here to
 	// the base, only counters and WithTimeout's context.
-	w, err := t.wait(ctx, d, lim, claims, tk)
-	if err != nil {
+	var w waited
+	if err := t.wait(ctx, d, lim, claims, tk, &w); err != nil {
 		claims.End()
 		d.stats.Canceled()
 		return nil, t.refuse(req, d, tk, true, err)

@@ -50,12 +50,14 @@ type requestTurns struct {
 }
 
 // wait waits for the turn of a request to d in its domain and in the
-// scopes it claims, and confirms its departure in each as its last step:
-// the request must be sent as soon as wait returns.
-func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, claims scopes.Claims, tk *ticket.Ticket) (waited, error) {
+// scopes it claims, and confirms its departure in each as its last step,
+// noting in w how it went: the request must be sent as soon as wait
+// returns nil.
+func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, claims scopes.Claims, tk *ticket.Ticket, w *waited) error {
 	unpaced := d.unpaced(lim)
 	if unpaced && len(claims) == 0 {
-		return waited{sent: time.Now()}, nil
+		w.sent = time.Now()
+		return nil
 	}
 	rt := t.newRequestTurns(d, lim, claims, unpaced, tk)
 	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
@@ -63,17 +65,28 @@ func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, clai
 		t.scopes.WaitedFor(rt.scopes[lw.Far])
 	}
 	if err != nil {
-		rt.release()
-		if lw.RetryAt.IsZero() {
-			lw.RetryAt = time.Now()
-		}
-		return waited{}, t.waitError(ctx, d, lw.RetryAt, err)
+		return t.waitFailed(ctx, d, rt, lw.RetryAt, err)
 	}
-	w := waited{sent: lw.Sent, wait: lw.Wait, degraded: lw.Degraded, turns: rt}
+	w.sent, w.wait, w.degraded, w.turns = lw.Sent, lw.Wait, lw.Degraded, rt
 	if lw.Last >= 0 {
 		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
 	}
-	return w, nil
+	return nil
+}
+
+// waitFailed gives back rt, the turns of a request to d whose wait failed
+// with err, and returns the error the request fails with: its turn would
+// have come at retryAt (zero when the limiter did not say). It is a
+// function of its own so that the stack a waiting request sleeps on holds
+// none of it.
+//
+//go:noinline
+func (t *Transport) waitFailed(ctx context.Context, d *domain, rt *requestTurns, retryAt time.Time, err error) error {
+	rt.release()
+	if retryAt.IsZero() {
+		retryAt = time.Now()
+	}
+	return t.waitError(ctx, d, retryAt, err)
 }
 
 // newRequestTurns returns the turns of a request to d under lim in its
