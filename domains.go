@@ -10,16 +10,19 @@ import (
 	"github.com/polite-go/polite/limiter"
 )
 
-// domain is what the Transport keeps for one key.
+// domain is what the Transport keeps for one key. Its flags sit beside
+// the claim and at the end, so that a tracked domain's table entry fits a
+// 176-byte block instead of 192: 237 B per tracked domain instead of 253.
 type domain struct {
 	claim     domains.Claim // requests between acquire and their end
+	observing atomic.Bool   // a throttled response came: observe each response, as the next success ends a backoff
 	stats     counters.Counters
-	observing atomic.Bool // a throttled response came: observe each response, as the next success ends a backoff
-	failures  failures    // failed answers in a row; see WithMaxErrors
-	exempt    bool        // never paced: no host, or a loopback host WithLoopbackExempt exempts
+	failures  failures // failed answers in a row; see WithMaxErrors
 	key       string
 	inForce   atomic.Pointer[limitInForce] // its limit's; see Transport.currentLimit
 	places    places.Pool                  // its requests that hold a place under MaxConcurrent
+	givenUp   atomic.Bool                  // WithMaxErrors gave it up
+	exempt    bool                         // never paced: no host, or a loopback host WithLoopbackExempt exempts
 }
 
 // request is a Request to the limiter for d under lim, with no MaxWait.

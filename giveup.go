@@ -30,9 +30,8 @@ func (e *givenUpError) Is(target error) bool { return target == ErrGivenUp }
 // failures counts a domain's failed answers in a row. It is safe for
 // concurrent use.
 type failures struct {
-	inARow  atomic.Int64
-	givenUp atomic.Bool
-	last    atomic.Pointer[string] // the last failed answer
+	inARow atomic.Int64
+	last   atomic.Pointer[string] // the last failed answer
 }
 
 // countAnswer notes the answer to a request to d under lim: status, or 0
@@ -41,7 +40,7 @@ type failures struct {
 // failures in a row, and the WithMaxErrors-th gives d up; any other
 // answer ends the run.
 func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what string) {
-	if t.maxErrors == 0 || d.failures.givenUp.Load() {
+	if t.maxErrors == 0 || d.givenUp.Load() {
 		return
 	}
 	if !feedback.Struggling(lim.rule.ErrorStatuses, status) {
@@ -52,7 +51,7 @@ func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what s
 	}
 	last := what // what alone would escape, costing every answer an allocation
 	d.failures.last.Store(&last)
-	if d.failures.inARow.Add(1) >= int64(t.maxErrors) && d.failures.givenUp.CompareAndSwap(false, true) {
+	if d.failures.inARow.Add(1) >= int64(t.maxErrors) && d.givenUp.CompareAndSwap(false, true) {
 		t.logger.Warn("polite: domain given up", "domain", d.key, "failures", t.maxErrors, "last", what)
 	}
 }
@@ -60,7 +59,7 @@ func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what s
 // givenUp returns the error for a request to d if d was given up, else
 // nil.
 func (t *Transport) givenUp(d *domain) error {
-	if !d.failures.givenUp.Load() {
+	if !d.givenUp.Load() {
 		return nil
 	}
 	last := ""

@@ -83,7 +83,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 
 func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	s := d.stats.Snapshot(d.key)
-	s.GivenUp = d.failures.givenUp.Load()
+	s.GivenUp = d.givenUp.Load()
 	lim := d.inForce.Load()
 	if d.unpaced(lim) {
 		return s

@@ -199,6 +199,8 @@ func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 // stateLocked finds or creates the state of r's key. A new key first
 // drops those of the least recently used keys that are quiet at now, and
 // takes the entry of the first it drops; its state counts r.LastStart.
+// Taking the entry saves an allocation per new key: 12-20% of the CPU per
+// request at 1,000 to 1,000,000 domains, serial (benchmarks/ratios 3).
 func (sh *shard) stateLocked(r *Request, now int64) *keyState {
 	if e := sh.keys.Get(r.Key); e != nil {
 		sh.changedLocked(e.Key)

@@ -25,7 +25,8 @@ type Counters struct {
 }
 
 // rareCounters are the counters that most domains never need, which
-// Counters allocates only when one of them counts.
+// Counters allocates only when one of them counts. Inline, they cost each
+// tracked domain 128 B more: 253 -> 381 B at 100,000 domains (benchmarks/ratios 3).
 type rareCounters struct {
 	delayed, canceled, failed atomic.Int64
 	serverDelayed             atomic.Int64
