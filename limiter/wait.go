@@ -112,16 +112,8 @@ const turnSlack = time.Millisecond
 // request must leave as soon as WaitTurns returns nil; a caller that has
 // steps of its own before it sends the request calls Leave last.
 func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
-	if err := ctx.Err(); err != nil {
-		return Waited{Last: -1, Far: -1}, err
-	}
-	for i := range t.Reservations {
-		t.Reservations[i].ok = false
-	}
-	tw := &t.wait
-	tw.init(ctx, l, t, time.Time{})
-	err := tw.run()
-	return tw.w, err
+	err := t.wait.run(ctx, l, t, time.Time{})
+	return t.wait.w, err
 }
 
 // Leave is the departure gate once more, for a request that WaitTurns let
@@ -138,14 +130,14 @@ func Leave(ctx context.Context, l Limiter, t *Turns) error {
 	if !late {
 		return nil
 	}
-	tw := &t.wait
-	tw.init(ctx, l, t, time.Now())
-	return tw.run()
+	return t.wait.run(ctx, l, t, time.Now())
 }
 
 // init sets up tw for a wait through l's turns t that begins at now; a
 // zero now begins it when the first reservation reads the clock, which
 // then needs no reading of its own, unless ctx has a deadline to bound it.
+//
+//go:noinline
 func (tw *turnWait) init(ctx context.Context, l Limiter, t *Turns, now time.Time) {
 	if _, ok := ctx.Deadline(); ok && now.IsZero() {
 		now = time.Now()
@@ -162,9 +154,23 @@ func (tw *turnWait) init(ctx context.Context, l Limiter, t *Turns, now time.Time
 // checked that its departure still holds, leaves at the departure its
 // Limiter noted; the others read the clock after the gate, to check that
 // they are not late and to say when they left.
-func (tw *turnWait) run() error {
-	t, w := tw.t, &tw.w
-	now := tw.start
+//
+// run is all of WaitTurns, which passes a zero now (a new wait: no turn
+// held yet), and of Leave's second pass; it sleeps inline: each frame of
+// a waiting request's stack costs every garbage collection a scan.
+func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time) error {
+	begins := now.IsZero() // WaitTurns: no turn is held yet
+	tw.init(ctx, l, t, now)
+	now = tw.start // still zero when the first reservation is to set it (see init)
+	if begins {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for i := range t.Reservations {
+			t.Reservations[i].ok = false
+		}
+	}
+	w := &tw.w
 	for {
 		due, waits, err := tw.hold(now, w)
 		if err != nil {
@@ -173,9 +179,17 @@ func (tw *turnWait) run() error {
 		if waits {
 			now = time.Now()
 			if d := due.Sub(now); d > 0 {
-				if err := tw.sleep(d); err != nil {
+				if tw.timer == nil {
+					tw.timer = time.NewTimer(d)
+				} else {
+					tw.timer.Reset(d)
+				}
+				select {
+				case <-tw.timer.C:
+				case <-ctx.Done():
+					tw.timer.Stop()
 					w.Wait, w.RetryAt = due.Sub(tw.start), due
-					return tw.fail(err)
+					return tw.fail(ctx.Err())
 				}
 				tw.again = true
 				w.Last = tw.latest()
@@ -325,22 +339,6 @@ func (tw *turnWait) beginAt(res *Reservation) {
 func (tw *turnWait) refused(key string, res *Reservation, now time.Time, w *Waited) error {
 	w.Wait, w.RetryAt = now.Sub(tw.start)+res.wait, now.Add(res.wait)
 	return maxwait.Exceeded(key, res.wait, tw.cause)
-}
-
-// sleep sleeps for d, or until ctx ends.
-func (tw *turnWait) sleep(d time.Duration) error {
-	if tw.timer == nil {
-		tw.timer = time.NewTimer(d)
-	} else {
-		tw.timer.Reset(d)
-	}
-	select {
-	case <-tw.timer.C:
-		return nil
-	case <-tw.ctx.Done():
-		tw.timer.Stop()
-		return tw.ctx.Err()
-	}
 }
 
 // depart is the departure gate for every turn, in order: it reports
