@@ -36,6 +36,43 @@
 -- it, and how many starts were made with it; whether it was given back.
 local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 
+-- A function of the library keeps its locals from call to call: the state
+-- cache holds the states it saved last as tables, each with the value it
+-- wrote (raw), so that a call that reads the same value takes the table
+-- instead of decoding it. A table leaves the cache when a call takes it,
+-- and comes back when that call saves it, so that a call that changes it
+-- without saving it (a report, a refusal) leaves nothing behind. The
+-- cache keeps the states saved since it last turned over, and those of
+-- the turn before, up to max_cached each: the busy domains. Scripts run
+-- by hash start with it empty.
+local cached, cached_before, cached_count, max_cached = {}, {}, 0, 1000
+
+-- cache keeps s, just saved as raw.
+local function cache(s, raw)
+  if cached_count >= max_cached then
+    cached, cached_before, cached_count = {}, cached, 0
+  end
+  if cached[s.key] == nil then
+    cached_count = cached_count + 1
+  end
+  s.raw, cached[s.key] = raw, s
+end
+
+-- uncache takes the state of key out of the cache and returns it if the
+-- cache holds it as raw; nil otherwise.
+local function uncache(key, raw)
+  local s = cached[key]
+  if s then
+    cached[key], cached_count = nil, cached_count - 1
+  else
+    s = cached_before[key]
+    cached_before[key] = nil
+  end
+  if s and s.raw == raw then
+    return s
+  end
+end
+
 -- load_state returns the state of the domain whose keys are keys (its
 -- state hash, then the history of its starts and the record of its latest
 -- start, both nil for a probe) as a table, and whether there is one. A
@@ -53,6 +90,11 @@ local function load_state(keys)
   if not raw then
     return {key = keys[1], history = keys[2], record = keys[3], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0,
       turns = {}, window = 0, window_until = 0}, false
+  end
+  local s = uncache(keys[1], raw)
+  if s then
+    s.history, s.record, s.noted, s.list_made = keys[2], keys[3], nil, nil
+    return s, true
   end
   local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, turns =
     cmsgpack.unpack(raw)
@@ -75,17 +117,21 @@ local function record_start(s)
   return redis.call('HSET', s.record, 'at', cmsgpack.pack(s.sent)) == 1
 end
 
--- save_state writes s, in load_state's order, to its hash.
+-- save_state writes s, in load_state's order, to its hash, and caches it.
 local function save_state(s)
-  redis.call('HSET', s.key, 'p', cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, s.expires_at, s.epoch,
-    s.sent, s.sent_tokens, s.made, s.window, s.window_until, s.turns))
+  local raw = cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, s.expires_at, s.epoch, s.sent,
+    s.sent_tokens, s.made, s.window, s.window_until, s.turns)
+  redis.call('HSET', s.key, 'p', raw)
+  cache(s, raw)
 end
 
 -- parse_rule returns the rule that text, the first of a script's
 -- arguments, writes as numbers apart by spaces: rate, burst, min_delay,
 -- jitter, then each quota's requests and window. Each duration is cut to
 -- twice horizon, so that every time stays an exact integer well within an
--- int64.
+-- int64. Its field recorded says whether a start, counted alone into a
+-- fresh state (recorded_start), holds the next one back: only then is the
+-- record of the latest start worth writing.
 local function parse_rule(text)
   local v = {}
   for field in string.gmatch(text, '%S+') do
@@ -93,6 +139,7 @@ local function parse_rule(text)
   end
   local rule = {rate = v[1], burst = v[2], min_delay = math.min(v[3], 2 * horizon), jitter = math.min(v[4], 2 * horizon), quotas = {},
     longest = 0}
+  rule.recorded = rule.min_delay > 0 or rule.jitter > 0 or rule.rate > 0 and rule.burst < 2
   for i = 1, (#v - 4) / 2 do
     local q = {requests = v[3 + 2 * i], window = math.min(v[4 + 2 * i], 2 * horizon)}
     rule.quotas[i], rule.longest = q, math.max(rule.longest, q.window)
@@ -124,17 +171,27 @@ end
 -- token_time returns how long a bucket filling at rate per second takes
 -- to gain tokens, in microseconds rounded up, cut to twice horizon.
 local function token_time(tokens, rate)
-  return math.min(math.ceil(tokens * 1e6 / rate), 2 * horizon)
+  local us = math.ceil(tokens * 1e6 / rate)
+  if us > 2 * horizon then
+    return 2 * horizon
+  end
+  return us
 end
 
 -- level returns the tokens at t, not before at, of a bucket that held
 -- tokens at time at, or that is full if at is nil. From the microsecond
 -- it counts as full on, it is exactly full, not a rounding error short.
+-- (This and the functions every call runs compare numbers in place of
+-- math.max and math.min, which cost a lookup and a call each.)
 local function level(tokens, at, t, rule)
   if not at then
     return rule.burst
   end
-  local l = tokens + math.max(t - at, 0) * rule.rate / 1e6
+  local elapsed = t - at
+  if elapsed < 0 then
+    elapsed = 0
+  end
+  local l = tokens + elapsed * rule.rate / 1e6
   if l >= rule.burst or rule.burst - l < 1e-6 and t - at >= token_time(rule.burst - tokens, rule.rate) then
     return rule.burst
   end
