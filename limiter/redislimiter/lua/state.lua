@@ -1,6 +1,6 @@
--- A domain's state is one field, p, of its hash: a MessagePack stream
--- (cmsgpack) of these values, in this order, so that a call reads and
--- writes one small value:
+-- A domain's state is one field, v, of its hash: these values, in this
+-- order, each a little-endian double (struct), so that a call reads and
+-- writes one small value, which one C call packs:
 --   tokens, tokens_at   the plan's bucket: its tokens at time tokens_at;
 --                       nil when the bucket is full
 --   latest              the latest start planned; nil when none
@@ -21,13 +21,14 @@
 --   window, window_until
 --                       the longest window the history keeps (see
 --                       history_window), and until when
---   turns               the latest turns handed out, oldest first, each
---                       with what giving it back restores (see keep): an
---                       array indexed by the turn's fields (SERIAL...)
--- Times are integer microseconds on the clock that clock() reads; tokens
--- are floats. The history, a list, holds the starts, planned or made, that
--- the longest window still holds, oldest first. (Versions before 0.3 kept
--- another encoding in field s, which these scripts do not read.)
+-- then the turns: the latest turns handed out, oldest first, each with
+-- what giving it back restores (see keep), its TURN_FIELDS fields in
+-- order (SERIAL...). A nil is written as NaN; STARTED and CANCELLED as 1
+-- (true) or 0 (nil). Times are integer microseconds on the clock that
+-- clock() reads, exact in a double; tokens are floats. The history, a
+-- list, holds the starts, planned or made, that the longest window still
+-- holds, oldest first. (Earlier versions kept other encodings in fields s
+-- and p, which these scripts do not read: a state made anew deletes them.)
 
 -- A turn is an array, so that the state packs it small; these are the
 -- indices of its fields: its number; its start; the plan's bucket and
@@ -35,6 +36,73 @@
 -- request started, and then the latest start made and its bucket before
 -- it, and how many starts were made with it; whether it was given back.
 local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+local STATE_FIELDS, TURN_FIELDS = 13, 10
+
+-- NAN stands for nil in the state's encoding.
+local NAN = 0 / 0
+
+-- formats holds the struct format of a state by its number of turns.
+local formats = {}
+
+-- state_format returns the struct format of a state of n turns.
+local function state_format(n)
+  local f = formats[n]
+  if not f then
+    f = '<' .. string.rep('d', STATE_FIELDS + n * TURN_FIELDS)
+    formats[n] = f
+  end
+  return f
+end
+
+-- encode returns s written as load_state reads it. A state of one turn,
+-- the common one, or none, packs in one call, without a table.
+local function encode(s)
+  local turns = s.turns
+  if #turns > 1 then
+    local v = {}
+    for j, t in ipairs(turns) do
+      local first = (j - 1) * TURN_FIELDS
+      for field = 1, TURN_FIELDS do
+        v[first + field] = t[field] or NAN
+      end
+      v[first + STARTED], v[first + CANCELLED] = t[STARTED] and 1 or 0, t[CANCELLED] and 1 or 0
+    end
+    return struct.pack(state_format(#turns), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
+      s.expires_at, s.epoch or NAN, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until, unpack(v))
+  end
+  local t = turns[1]
+  if not t then
+    return struct.pack(state_format(0), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
+      s.expires_at, s.epoch or NAN, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until)
+  end
+  return struct.pack(state_format(1), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
+    s.expires_at, s.epoch or NAN, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until,
+    t[SERIAL], t[AT], t[TOKENS] or NAN, t[TOKENS_AT] or NAN, t[LATEST] or NAN, t[STARTED] and 1 or 0, t[SENT] or NAN,
+    t[SENT_TOKENS] or NAN, t[MADE] or NAN, t[CANCELLED] and 1 or 0)
+end
+
+-- decode returns the state that raw, encode's, holds for keys.
+local function decode(keys, raw)
+  local v = {struct.unpack(state_format((#raw / 8 - STATE_FIELDS) / TURN_FIELDS), raw)}
+  local count = #v - 1 -- the last is the position after the values
+  for i = 1, count do
+    if v[i] ~= v[i] then
+      v[i] = nil
+    end
+  end
+  local turns = {}
+  for first = STATE_FIELDS, count - 1, TURN_FIELDS do
+    local turn = {}
+    for field = 1, TURN_FIELDS do
+      turn[field] = v[first + field]
+    end
+    turn[STARTED], turn[CANCELLED] = turn[STARTED] == 1 or nil, turn[CANCELLED] == 1 or nil
+    turns[#turns + 1] = turn
+  end
+  return {key = keys[1], history = keys[2], record = keys[3], tokens = v[1], tokens_at = v[2], latest = v[3], paused_until = v[4],
+    quiet_at = v[5], serial = v[6], expires_at = v[7], epoch = v[8], sent = v[9], sent_tokens = v[10], made = v[11], window = v[12],
+    window_until = v[13], turns = turns}
+end
 
 -- A function of the library keeps its locals from call to call: the state
 -- cache holds the states it saved last as tables, each with the value it
@@ -86,21 +154,17 @@ end
 -- recorded_start). It holds the latest start made, and expires with the
 -- other keys.
 local function load_state(keys)
-  local raw = redis.call('HGET', keys[1], 'p')
+  local raw = redis.call('HGET', keys[1], 'v')
   if not raw then
     return {key = keys[1], history = keys[2], record = keys[3], paused_until = 0, quiet_at = 0, serial = 0, expires_at = 0, made = 0,
-      turns = {}, window = 0, window_until = 0}, false
+      turns = {}, window = 0, window_until = 0, fresh = true}, false
   end
   local s = uncache(keys[1], raw)
-  if s then
-    s.history, s.record, s.noted, s.list_made = keys[2], keys[3], nil, nil
-    return s, true
+  if not s then
+    return decode(keys, raw), true
   end
-  local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, turns =
-    cmsgpack.unpack(raw)
-  return {key = keys[1], history = keys[2], record = keys[3], tokens = tokens, tokens_at = tokens_at, latest = latest, paused_until = paused_until,
-    quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch, sent = sent, sent_tokens = sent_tokens, made = made,
-    turns = turns, window = window, window_until = window_until}, true
+  s.history, s.record, s.noted, s.list_made = keys[2], keys[3], nil, nil
+  return s, true
 end
 
 -- recorded_start returns the latest start made that the record of s's
@@ -117,11 +181,15 @@ local function record_start(s)
   return redis.call('HSET', s.record, 'at', cmsgpack.pack(s.sent)) == 1
 end
 
--- save_state writes s, in load_state's order, to its hash, and caches it.
+-- save_state writes s to its hash, and caches it. A state made anew
+-- deletes the fields that earlier versions wrote.
 local function save_state(s)
-  local raw = cmsgpack.pack(s.tokens, s.tokens_at, s.latest, s.paused_until, s.quiet_at, s.serial, s.expires_at, s.epoch, s.sent,
-    s.sent_tokens, s.made, s.window, s.window_until, s.turns)
-  redis.call('HSET', s.key, 'p', raw)
+  local raw = encode(s)
+  redis.call('HSET', s.key, 'v', raw)
+  if s.fresh then
+    s.fresh = nil
+    redis.call('HDEL', s.key, 's', 'p')
+  end
   cache(s, raw)
 end
 
