@@ -37,6 +37,7 @@
 -- it, and how many starts were made with it; whether it was given back.
 local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
 local STATE_FIELDS, TURN_FIELDS = 13, 10
+local TURN_FORMAT = '<dddddddddd'
 
 -- NAN stands for nil in the state's encoding.
 local NAN = 0 / 0
@@ -81,27 +82,29 @@ local function encode(s)
     t[SENT_TOKENS] or NAN, t[MADE] or NAN, t[CANCELLED] and 1 or 0)
 end
 
+-- The expression x == x and x or nil below is nil for NaN, x otherwise.
+
+-- decode_turn returns the turn that raw holds at pos, encode's, and the
+-- position after it.
+local function decode_turn(raw, pos)
+  local serial, at, tokens, tokens_at, latest, started, sent, sent_tokens, made, cancelled, after = struct.unpack(TURN_FORMAT, raw, pos)
+  return {serial, at, tokens == tokens and tokens or nil, tokens_at == tokens_at and tokens_at or nil, latest == latest and latest or nil,
+    started == 1 or nil, sent == sent and sent or nil, sent_tokens == sent_tokens and sent_tokens or nil, made == made and made or nil,
+    cancelled == 1 or nil}, after
+end
+
 -- decode returns the state that raw, encode's, holds for keys.
 local function decode(keys, raw)
-  local v = {struct.unpack(state_format((#raw / 8 - STATE_FIELDS) / TURN_FIELDS), raw)}
-  local count = #v - 1 -- the last is the position after the values
-  for i = 1, count do
-    if v[i] ~= v[i] then
-      v[i] = nil
-    end
-  end
+  local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, pos =
+    struct.unpack(state_format(0), raw)
   local turns = {}
-  for first = STATE_FIELDS, count - 1, TURN_FIELDS do
-    local turn = {}
-    for field = 1, TURN_FIELDS do
-      turn[field] = v[first + field]
-    end
-    turn[STARTED], turn[CANCELLED] = turn[STARTED] == 1 or nil, turn[CANCELLED] == 1 or nil
-    turns[#turns + 1] = turn
+  for j = 1, (#raw - pos + 1) / (8 * TURN_FIELDS) do
+    turns[j], pos = decode_turn(raw, pos)
   end
-  return {key = keys[1], history = keys[2], record = keys[3], tokens = v[1], tokens_at = v[2], latest = v[3], paused_until = v[4],
-    quiet_at = v[5], serial = v[6], expires_at = v[7], epoch = v[8], sent = v[9], sent_tokens = v[10], made = v[11], window = v[12],
-    window_until = v[13], turns = turns}
+  return {key = keys[1], history = keys[2], record = keys[3], tokens = tokens == tokens and tokens or nil,
+    tokens_at = tokens_at == tokens_at and tokens_at or nil, latest = latest == latest and latest or nil, paused_until = paused_until,
+    quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch == epoch and epoch or nil, sent = sent == sent and sent or nil,
+    sent_tokens = sent_tokens == sent_tokens and sent_tokens or nil, made = made, window = window, window_until = window_until, turns = turns}
 end
 
 -- A function of the library keeps its locals from call to call: the state
