@@ -1,34 +1,39 @@
 -- A domain's state is one field, v, of its hash: these values, in this
--- order, each a little-endian double (struct), so that a call reads and
--- writes one small value, which one C call packs:
---   tokens, tokens_at   the plan's bucket: its tokens at time tokens_at;
---                       nil when the bucket is full
---   latest              the latest start planned; nil when none
---   paused_until        no start before it
---   quiet_at            from then on the state is as good as a fresh one
---   serial              the latest turn's number, below 2^32
---   expires_at          when the keys expire
---   epoch               in [1, 2^32): set from the clock when the first
---                       reservation writes the state, so that a state made
---                       anew (FLUSHALL, a restart without persistence, an
---                       eviction) is told apart from the one before, and
---                       the turns of the one before cannot be given back
---                       into it; nil until then
---   sent, sent_tokens   when the latest request really started, and the
---                       tokens its bucket held just after (nil: full);
---                       sent is nil until a start is noted
---   made                counts the starts made
+-- order, packed by struct (little-endian; d a double, I4 an unsigned
+-- 32-bit integer), so that a call reads and writes one small value, which
+-- one C call packs:
+--   tokens, tokens_at   d d  the plan's bucket: its tokens at time
+--                            tokens_at; nil when the bucket is full
+--   latest              d    the latest start planned; nil when none
+--   paused_until        d    no start before it
+--   quiet_at            d    from then on the state is as good as a fresh
+--                            one
+--   serial              I4   the latest turn's number, below 2^32
+--   expires_at          d    when the keys expire
+--   epoch               I4   in [1, 2^32): set from the clock when the
+--                            first reservation writes the state, so that a
+--                            state made anew (FLUSHALL, a restart without
+--                            persistence, an eviction) is told apart from
+--                            the one before, and the turns of the one
+--                            before cannot be given back into it; nil
+--                            (written 0) until then
+--   sent, sent_tokens   d d  when the latest request really started, and
+--                            the tokens its bucket held just after (nil:
+--                            full); sent is nil until a start is noted
+--   made                d    counts the starts made
 --   window, window_until
---                       the longest window the history keeps (see
---                       history_window), and until when
--- then the turns: the latest turns handed out, oldest first, each with
--- what giving it back restores (see keep), its TURN_FIELDS fields in
--- order (SERIAL...). A nil is written as NaN; STARTED and CANCELLED as 1
--- (true) or 0 (nil). Times are integer microseconds on the clock that
--- clock() reads, exact in a double; tokens are floats. The history, a
--- list, holds the starts, planned or made, that the longest window still
--- holds, oldest first. (Earlier versions kept other encodings in fields s
--- and p, which these scripts do not read: a state made anew deletes them.)
+--                       d d  the longest window the history keeps (see
+--                            history_window), and until when
+-- then the turns, the latest handed out, oldest first, each with what
+-- giving it back restores (see keep): its fields SERIAL (I4), AT, TOKENS,
+-- TOKENS_AT, LATEST (d), STARTED and CANCELLED (one byte: 1 if started,
+-- plus 2 if given back), SENT, SENT_TOKENS, MADE (d). A nil double is
+-- written as NaN. Times are integer microseconds on the clock that clock()
+-- reads, exact in a double; tokens are floats. The history, a list, holds
+-- the starts, planned or made, that the longest window still holds,
+-- oldest first. (Earlier versions kept other encodings in fields s and p,
+-- which these scripts do not read: a state made anew deletes them.)
+local STATE_FORMAT, TURN_FORMAT, TURN_BYTES = 'dddddI4dI4ddddd', 'I4ddddBddd', 61
 
 -- A turn is an array, so that the state packs it small; these are the
 -- indices of its fields: its number; its start; the plan's bucket and
@@ -36,11 +41,12 @@
 -- request started, and then the latest start made and its bucket before
 -- it, and how many starts were made with it; whether it was given back.
 local SERIAL, AT, TOKENS, TOKENS_AT, LATEST, STARTED, SENT, SENT_TOKENS, MADE, CANCELLED = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-local STATE_FIELDS, TURN_FIELDS = 13, 10
-local TURN_FORMAT = '<dddddddddd'
 
 -- NAN stands for nil in the state's encoding.
 local NAN = 0 / 0
+
+-- TURN_UNPACK is the struct format of one turn, for decode_turn.
+local TURN_UNPACK = '<' .. TURN_FORMAT
 
 -- formats holds the struct format of a state by its number of turns.
 local formats = {}
@@ -49,10 +55,15 @@ local formats = {}
 local function state_format(n)
   local f = formats[n]
   if not f then
-    f = '<' .. string.rep('d', STATE_FIELDS + n * TURN_FIELDS)
+    f = '<' .. STATE_FORMAT .. string.rep(TURN_FORMAT, n)
     formats[n] = f
   end
   return f
+end
+
+-- flags returns turn's STARTED and CANCELLED as the state writes them.
+local function flags(turn)
+  return (turn[STARTED] and 1 or 0) + (turn[CANCELLED] and 2 or 0)
 end
 
 -- encode returns s written as load_state reads it. A state of one turn,
@@ -61,25 +72,22 @@ local function encode(s)
   local turns = s.turns
   if #turns > 1 then
     local v = {}
-    for j, t in ipairs(turns) do
-      local first = (j - 1) * TURN_FIELDS
-      for field = 1, TURN_FIELDS do
-        v[first + field] = t[field] or NAN
-      end
-      v[first + STARTED], v[first + CANCELLED] = t[STARTED] and 1 or 0, t[CANCELLED] and 1 or 0
+    for _, t in ipairs(turns) do
+      local n = #v
+      v[n + 1], v[n + 2], v[n + 3], v[n + 4], v[n + 5] = t[SERIAL], t[AT], t[TOKENS] or NAN, t[TOKENS_AT] or NAN, t[LATEST] or NAN
+      v[n + 6], v[n + 7], v[n + 8], v[n + 9] = flags(t), t[SENT] or NAN, t[SENT_TOKENS] or NAN, t[MADE] or NAN
     end
     return struct.pack(state_format(#turns), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
-      s.expires_at, s.epoch or NAN, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until, unpack(v))
+      s.expires_at, s.epoch or 0, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until, unpack(v))
   end
   local t = turns[1]
   if not t then
     return struct.pack(state_format(0), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
-      s.expires_at, s.epoch or NAN, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until)
+      s.expires_at, s.epoch or 0, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until)
   end
   return struct.pack(state_format(1), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
-    s.expires_at, s.epoch or NAN, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until,
-    t[SERIAL], t[AT], t[TOKENS] or NAN, t[TOKENS_AT] or NAN, t[LATEST] or NAN, t[STARTED] and 1 or 0, t[SENT] or NAN,
-    t[SENT_TOKENS] or NAN, t[MADE] or NAN, t[CANCELLED] and 1 or 0)
+    s.expires_at, s.epoch or 0, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until,
+    t[SERIAL], t[AT], t[TOKENS] or NAN, t[TOKENS_AT] or NAN, t[LATEST] or NAN, flags(t), t[SENT] or NAN, t[SENT_TOKENS] or NAN, t[MADE] or NAN)
 end
 
 -- The expression x == x and x or nil below is nil for NaN, x otherwise.
@@ -87,10 +95,10 @@ end
 -- decode_turn returns the turn that raw holds at pos, encode's, and the
 -- position after it.
 local function decode_turn(raw, pos)
-  local serial, at, tokens, tokens_at, latest, started, sent, sent_tokens, made, cancelled, after = struct.unpack(TURN_FORMAT, raw, pos)
+  local serial, at, tokens, tokens_at, latest, flag, sent, sent_tokens, made, after = struct.unpack(TURN_UNPACK, raw, pos)
   return {serial, at, tokens == tokens and tokens or nil, tokens_at == tokens_at and tokens_at or nil, latest == latest and latest or nil,
-    started == 1 or nil, sent == sent and sent or nil, sent_tokens == sent_tokens and sent_tokens or nil, made == made and made or nil,
-    cancelled == 1 or nil}, after
+    flag % 2 == 1 or nil, sent == sent and sent or nil, sent_tokens == sent_tokens and sent_tokens or nil, made == made and made or nil,
+    flag >= 2 or nil}, after
 end
 
 -- decode returns the state that raw, encode's, holds for keys.
@@ -98,12 +106,12 @@ local function decode(keys, raw)
   local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, pos =
     struct.unpack(state_format(0), raw)
   local turns = {}
-  for j = 1, (#raw - pos + 1) / (8 * TURN_FIELDS) do
+  for j = 1, (#raw - pos + 1) / TURN_BYTES do
     turns[j], pos = decode_turn(raw, pos)
   end
   return {key = keys[1], history = keys[2], record = keys[3], tokens = tokens == tokens and tokens or nil,
     tokens_at = tokens_at == tokens_at and tokens_at or nil, latest = latest == latest and latest or nil, paused_until = paused_until,
-    quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch == epoch and epoch or nil, sent = sent == sent and sent or nil,
+    quiet_at = quiet_at, serial = serial, expires_at = expires_at, epoch = epoch ~= 0 and epoch or nil, sent = sent == sent and sent or nil,
     sent_tokens = sent_tokens == sent_tokens and sent_tokens or nil, made = made, window = window, window_until = window_until, turns = turns}
 end
 
