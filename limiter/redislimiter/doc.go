@@ -156,7 +156,7 @@
 // A domain's keys expire once the domain has been idle for as long as it
 // takes to recover fully (its bucket full, its min delay, pause and quota
 // windows over) and as long again, at least a second, so Redis holds only
-// active domains: about 380 bytes each for the state (80 more for each
+// active domains: about 380 bytes each for the state (60 more for each
 // turn that waits) and 100 for the record of its latest start (MEMORY
 // USAGE; only under a rule with a gap to keep), plus about 12 bytes per
 // request a quota allows. Where the scripts run as functions, Redis's Lua
