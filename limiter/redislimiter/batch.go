@@ -175,7 +175,15 @@ func (l *Limiter) sendNow(ctx context.Context, batch []*queued) {
 // (one call cancelled must not fail the others), or grace after the
 // latest of their deadlines (a call whose deadline has passed, its timer
 // not fired yet on a loaded machine, must not see the batch fail first).
+// Calls that all have one shared deadline (deadlines.bound), the common
+// case, end together: their batch has that context, which costs neither a
+// timer nor a goroutine per call.
 func batchContext(batch []*queued, grace time.Duration) (context.Context, func()) {
+	if shared := sharedDeadline(batch[0].ctx); shared != nil && !slices.ContainsFunc(batch[1:], func(q *queued) bool {
+		return sharedDeadline(q.ctx) != shared
+	}) {
+		return batch[0].ctx, func() {}
+	}
 	var latest time.Time
 	for _, q := range batch {
 		if d, ok := q.ctx.Deadline(); ok && d.After(latest) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -150,4 +151,39 @@ func TestCancelledCallsLeaveTheBatchAlone(t *testing.T) {
 	wg.Wait()
 	assert.False(t, l.down())
 	assert.Zero(t, logs.count(downLog), "%s", logs)
+}
+
+// TestBatchContext: a batch of calls on one shared deadline has that
+// deadline, values and all, and ends when it is cut; a batch with a call
+// of its own context ends only once every call's context has ended, or
+// the grace after the latest deadline.
+func TestBatchContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 160 * time.Millisecond
+		ds := newDeadlines(timeout)
+		plain, cancel := ds.bound(context.Background())
+		defer cancel()
+		values, cancel := ds.bound(context.WithValue(context.Background(), ctxKey{}, "v"))
+		defer cancel()
+		parent, cancelParent := context.WithCancel(context.Background())
+		own, cancelOwn := ds.bound(parent)
+		defer cancelOwn()
+
+		shared, stop := batchContext([]*queued{{ctx: values}, {ctx: plain}}, ds.slot)
+		defer stop()
+		assert.Same(t, sharedDeadline(plain), sharedDeadline(shared), "the calls' own deadline")
+		assert.Equal(t, "v", shared.Value(ctxKey{}), "the first call's values")
+
+		mixed, stop := batchContext([]*queued{{ctx: plain}, {ctx: own}}, ds.slot)
+		defer stop()
+		assert.Nil(t, sharedDeadline(mixed))
+		cancelParent()
+		synctest.Wait()
+		assert.NoError(t, mixed.Err(), "one call cancelled leaves the others' batch alone")
+
+		ds.cut()
+		synctest.Wait()
+		assert.Error(t, shared.Err(), "the cut ends the shared batch")
+		assert.Error(t, mixed.Err(), "every call's context has ended")
+	})
 }

@@ -141,3 +141,15 @@ type withValues struct {
 }
 
 func (c withValues) Value(key any) any { return c.values.Value(key) }
+
+// sharedDeadline returns the shared deadline that ctx is, with or without
+// values; nil when ctx is neither.
+func sharedDeadline(ctx context.Context) *deadline {
+	switch c := ctx.(type) {
+	case *deadline:
+		return c
+	case withValues:
+		return c.deadline
+	}
+	return nil
+}

@@ -57,7 +57,10 @@
 // and in a key of its own (prefix + "{domain}:last"), so that Redis
 // losing one of the two (a key evicted under maxmemory-policy allkeys-lru,
 // or deleted) keeps the gap from it: a reservation for a domain without a
-// state counts the start its record holds. Losing both (FLUSHALL, a
+// state counts the start its record holds. Only a rule with a gap to keep
+// (a min delay, jitter, or a burst of 1) writes the record: under a bucket
+// of more tokens a lost state starts full, and one start counted into it
+// would hold no request back. Losing both (FLUSHALL, a
 // restart without persistence, or allkeys-lru evicting both, as it does
 // under enough pressure: in a test that evicted half the domains' states,
 // about a quarter to a third of the domains lost both keys) loses what the
@@ -153,12 +156,16 @@
 // A domain's keys expire once the domain has been idle for as long as it
 // takes to recover fully (its bucket full, its min delay, pause and quota
 // windows over) and as long again, at least a second, so Redis holds only
-// active domains: about 290 bytes each for the state and 100 for the
-// record of its latest start (MEMORY USAGE), plus about 12 bytes per
-// request a quota allows. A reservation for a domain without keys counts
-// the request's LastStart (a Transport's latest request to the domain) as
-// a start, so that a rule made stricter since the keys expired, or since
-// Redis lost them, keeps its gaps from it.
+// active domains: about 380 bytes each for the state (60 more for each
+// turn that waits) and 100 for the record of its latest start (MEMORY
+// USAGE; only under a rule with a gap to keep), plus about 12 bytes per
+// request a quota allows. Where the scripts run as functions, Redis's Lua
+// memory also keeps the states of the latest 1,000 to 2,000 domains
+// written, decoded (up to about 4 MB in all), so that a busy domain's next
+// call need not decode its state. A reservation for a domain without keys
+// counts the request's LastStart (a Transport's latest request to the
+// domain) as a start, so that a rule made stricter since the keys expired,
+// or since Redis lost them, keeps its gaps from it.
 //
 // To carry its own pace across the switches of an outage, each process
 // remembers, per domain it used in the recent past, its own latest start

@@ -127,3 +127,32 @@ func TestEvictionUnderMemoryPressure(t *testing.T) {
 	t.Logf("%d domains: %d states evicted with their record kept, %d with both keys evicted", domains, recordOnly, lost)
 	assert.Positive(t, recordOnly, "some state evicted, its record kept")
 }
+
+// TestRecordOnlyWhereItKeepsAGap: the record of a domain's latest start is
+// written only under a rule where that start, counted alone into a fresh
+// state, holds the next one back (a min delay, jitter, a burst of 1); under
+// a bucket of more than one token a lost state starts full anyway, and the
+// record would cost every reservation a write for nothing.
+func TestRecordOnlyWhereItKeepsAGap(t *testing.T) {
+	srv := redistest.Start(t)
+	l, _ := twoWorkers(t, srv)
+	admin := newClient(t, srv)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name     string
+		rule     limiter.Rule
+		recorded bool
+	}{
+		{"min delay", limiter.Rule{MinDelay: time.Second}, true},
+		{"jitter", limiter.Rule{Jitter: time.Second}, true},
+		{"burst of 1", limiter.Rule{Rate: 1, Burst: 1}, true},
+		{"burst of 2", limiter.Rule{Rate: 1, Burst: 2}, false},
+		{"no limit", limiter.Rule{}, false},
+	} {
+		domain := strings.ReplaceAll(tt.name, " ", "-") + ".example"
+		start(t, l, domain, &tt.rule, time.Time{})
+		n, err := admin.Exists(ctx, l.keys(domain)[2]).Result()
+		require.NoError(t, err)
+		assert.Equal(t, tt.recorded, n == 1, tt.name)
+	}
+}

@@ -184,3 +184,25 @@ func TestKeysExpireOnceIdle(t *testing.T) {
 		}, 2*time.Second, 20*time.Millisecond, "keys expire once the domain is idle")
 	})
 }
+
+// TestEarlierStateFieldsAreDropped: the state of earlier versions (fields
+// s and p of the state hash, other encodings) is not read: a domain that
+// holds only that starts as a fresh one, and its first state deletes them,
+// so that a domain busy across an upgrade does not keep them for good.
+func TestEarlierStateFieldsAreDropped(t *testing.T) {
+	srv := redistest.Start(t)
+	l, _ := newTestLimiter(t, srv)
+	admin := newClient(t, srv)
+	ctx := context.Background()
+	key := l.keys("upgraded.example")[0]
+	require.NoError(t, admin.HSet(ctx, key, "s", "\x93\x01\x02\x03", "p", "\xcb\x7f\xf8").Err())
+	require.NoError(t, admin.Expire(ctx, key, time.Minute).Err())
+
+	res, err := l.Reserve(ctx, limiter.Request{Key: "upgraded.example", Rule: &limiter.Rule{MinDelay: time.Second}})
+	require.NoError(t, err)
+	require.True(t, res.OK())
+	assert.Zero(t, res.Wait(), "a fresh state")
+	fields, err := admin.HKeys(ctx, key).Result()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v"}, fields)
+}

@@ -79,19 +79,17 @@ if report then
   end
   return out
 end
--- refused returns the refusal of a wait of wait: it holds nothing, but
--- keeps the last start it counted, as limiter.Memory does.
-local function refused(wait)
+local wait = start - now
+if wait > horizon or max_wait > 0 and wait * 1000 > max_wait then
+  -- A refusal holds nothing, but keeps the last start it counted, as
+  -- limiter.Memory does.
   if counted then
     save(s, rule, now)
   end
+  if wait > horizon then
+    wait = horizon
+  end
   return {0, wait, reason}
-end
-if start - now > horizon then
-  return refused(horizon)
-end
-if max_wait > 0 and (start - now) * 1000 > max_wait then
-  return refused(start - now)
 end
 
 if not s.epoch then

@@ -141,13 +141,16 @@ end
 -- made allow: what the server has seen must fit the rules too.
 local function allowed(s, rule, now)
   local t = now
-  if s.sent and rule.min_delay > 0 then
-    t = math.max(t, s.sent + rule.min_delay)
+  if s.sent and rule.min_delay > 0 and s.sent + rule.min_delay > t then
+    t = s.sent + rule.min_delay
   end
   if rule.rate > 0 and s.sent_tokens then
     t = ready(s.sent_tokens, s.sent, t, rule)
   end
-  return math.max(t, s.paused_until)
+  if s.paused_until > t then
+    return s.paused_until
+  end
+  return t
 end
 
 -- plan_start takes start t into the plan: the bucket, the latest start
@@ -292,14 +295,20 @@ end
 -- rule: its buckets full, its gaps, pause and quota windows over.
 local function quiet(s, rule)
   local q = s.paused_until
-  if s.latest then
-    q = math.max(q, s.latest + rule.min_delay + rule.jitter)
+  if s.latest and s.latest + rule.min_delay + rule.jitter > q then
+    q = s.latest + rule.min_delay + rule.jitter
   end
-  if s.sent then
-    q = math.max(q, s.sent + rule.min_delay)
+  if s.sent and s.sent + rule.min_delay > q then
+    q = s.sent + rule.min_delay
   end
   if rule.rate > 0 then
-    q = math.max(q, full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q)
+    local planned, made = full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q
+    if planned > q then
+      q = planned
+    end
+    if made > q then
+      q = made
+    end
   end
   local last = s.window > 0 and redis.call('LINDEX', s.history, -1)
   if last then
@@ -311,22 +320,26 @@ end
 -- save saves s at now and sets the keys' expiry (expiry.lua) when a list
 -- was just made or the state's quiet time passed it. A start noted is
 -- written to the record too (state.lua), which expires with the keys: a
--- record just made gets their expiry.
+-- record just made gets their expiry. Under a rule where the start, were
+-- the state lost, would hold no later start back (rule.recorded), the
+-- record is neither written nor kept alive; nor is a history that no
+-- quota keeps.
 local function save(s, rule, now)
   s.quiet_at = quiet(s, rule)
   local ttl
   s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
   save_state(s)
-  if s.noted and s.record and record_start(s) and not ttl then
-    redis.call('PEXPIRE', s.record, math.max(math.ceil((s.expires_at - now) / 1000), 1))
+  local record = rule.recorded and s.record
+  if s.noted and record and record_start(s) and not ttl then
+    redis.call('PEXPIRE', record, math.max(math.ceil((s.expires_at - now) / 1000), 1))
   end
   if ttl then
     redis.call('PEXPIRE', s.key, ttl)
-    if s.history then
+    if s.history and s.window > 0 then
       redis.call('PEXPIRE', s.history, ttl)
     end
-    if s.record then
-      redis.call('PEXPIRE', s.record, ttl)
+    if record then
+      redis.call('PEXPIRE', record, ttl)
     end
   end
 end
