@@ -16,9 +16,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/polite-go/polite"
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/limiter/redislimiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // BenchmarkPermits measures what a fleet gets from one Redis: permits per

@@ -16,9 +16,9 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
 	"github.com/polite-go/polite/limiter/redislimiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // BenchmarkReserve measures limiter operations against one Redis, side by

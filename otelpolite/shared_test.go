@@ -22,8 +22,8 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/frontier"
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter/redislimiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 	"github.com/polite-go/polite/otelpolite"
 )
 

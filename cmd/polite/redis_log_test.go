@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // TestFetchRedisDownLogsOneLine: while Redis does not answer, stderr holds

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 var (

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // clusterSlot is Redis Cluster's slot of key: CRC16 (XMODEM) of its hash

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // testClockKey holds the time the scripts of a fake-clock Limiter read, in

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/redistest"
 	"github.com/polite-go/polite/limiter"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // TestRollingDeployKeepsEveryQuota: two workers share one Redis, one with

@@ -17,7 +17,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // TestScopesSharedThroughRedis runs two Transports, as two workers would,

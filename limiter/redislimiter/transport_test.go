@@ -17,7 +17,7 @@ import (
 
 	"github.com/polite-go/polite"
 	"github.com/polite-go/polite/config"
-	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // closeCounter is a request body that counts its Close calls.

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/polite-go/polite/internal/redistest"
+	"github.com/polite-go/polite/limiter/redislimiter/redistest"
 )
 
 // arrival is a request the shared test server received.

@@ -1,4 +1,13 @@
-// Package redistest starts real redis-servers for tests.
+// Package redistest starts real Redis processes for tests: a
+// redis-server (Start), a Cluster of three primaries with a replica each
+// (StartCluster) and a primary with a replica watched by three Sentinels
+// (StartSentinel), on free loopback ports, killed when the test ends; a
+// test may kill one sooner to see an outage. It runs the redis-server and
+// redis-cli it finds on PATH: without them the test is skipped, saying
+// so, or fails when POLITE_REQUIRE_REDIS=1.
+//
+// polite's own modules test against it, and so can a crawler that shares
+// its pace through redislimiter.
 package redistest
 
 import (
