@@ -160,7 +160,9 @@ local function plan_start(s, rule, t)
     s.tokens, s.tokens_at = level(s.tokens, s.tokens_at, t, rule) - 1, t
   end
   s.latest = t
-  add_start(s, t)
+  if s.window > 0 then
+    add_start(s, t)
+  end
 end
 
 -- hold takes start t into the plan and returns its turn, now held,
@@ -302,17 +304,26 @@ local function quiet(s, rule)
     q = s.sent + rule.min_delay
   end
   if rule.rate > 0 then
-    local planned, made = full(s.tokens, s.tokens_at, rule) or q, full(s.sent_tokens, s.sent_tokens and s.sent, rule) or q
-    if planned > q then
-      q = planned
+    -- when each bucket is full again (full, written out)
+    local rate, burst = rule.rate, rule.burst
+    if s.tokens_at then
+      local planned = s.tokens_at + token_time(burst - s.tokens, rate)
+      if planned > q then
+        q = planned
+      end
     end
-    if made > q then
-      q = made
+    if s.sent_tokens and s.sent then
+      local made = s.sent + token_time(burst - s.sent_tokens, rate)
+      if made > q then
+        q = made
+      end
     end
   end
-  local last = s.window > 0 and redis.call('LINDEX', s.history, -1)
-  if last then
-    q = math.max(q, tonumber(last) + s.window)
+  if s.window > 0 then
+    local last = redis.call('LINDEX', s.history, -1)
+    if last and tonumber(last) + s.window > q then
+      q = tonumber(last) + s.window
+    end
   end
   return q
 end

@@ -61,6 +61,12 @@ local function state_format(n)
   return f
 end
 
+-- NO_TURN_FORMAT and ONE_TURN_FORMAT are the formats of a state of no
+-- turn and of one, the common ones, which encode packs without a lookup.
+-- (A library's code runs when it loads without the string library, so
+-- these are written out.)
+local NO_TURN_FORMAT, ONE_TURN_FORMAT = '<' .. STATE_FORMAT, '<' .. STATE_FORMAT .. TURN_FORMAT
+
 -- flags returns turn's STARTED and CANCELLED as the state writes them.
 local function flags(turn)
   return (turn[STARTED] and 1 or 0) + (turn[CANCELLED] and 2 or 0)
@@ -70,7 +76,8 @@ end
 -- the common one, or none, packs in one call, without a table.
 local function encode(s)
   local turns = s.turns
-  if #turns > 1 then
+  local t = turns[1]
+  if turns[2] then
     local v = {}
     for _, t in ipairs(turns) do
       local n = #v
@@ -80,14 +87,14 @@ local function encode(s)
     return struct.pack(state_format(#turns), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
       s.expires_at, s.epoch or 0, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until, unpack(v))
   end
-  local t = turns[1]
   if not t then
-    return struct.pack(state_format(0), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
+    return struct.pack(NO_TURN_FORMAT, s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
       s.expires_at, s.epoch or 0, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until)
   end
-  return struct.pack(state_format(1), s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
+  return struct.pack(ONE_TURN_FORMAT, s.tokens or NAN, s.tokens_at or NAN, s.latest or NAN, s.paused_until, s.quiet_at, s.serial,
     s.expires_at, s.epoch or 0, s.sent or NAN, s.sent_tokens or NAN, s.made, s.window, s.window_until,
-    t[SERIAL], t[AT], t[TOKENS] or NAN, t[TOKENS_AT] or NAN, t[LATEST] or NAN, flags(t), t[SENT] or NAN, t[SENT_TOKENS] or NAN, t[MADE] or NAN)
+    t[SERIAL], t[AT], t[TOKENS] or NAN, t[TOKENS_AT] or NAN, t[LATEST] or NAN, (t[STARTED] and 1 or 0) + (t[CANCELLED] and 2 or 0),
+    t[SENT] or NAN, t[SENT_TOKENS] or NAN, t[MADE] or NAN)
 end
 
 -- The expression x == x and x or nil below is nil for NaN, x otherwise.
@@ -104,7 +111,7 @@ end
 -- decode returns the state that raw, encode's, holds for keys.
 local function decode(keys, raw)
   local tokens, tokens_at, latest, paused_until, quiet_at, serial, expires_at, epoch, sent, sent_tokens, made, window, window_until, pos =
-    struct.unpack(state_format(0), raw)
+    struct.unpack(NO_TURN_FORMAT, raw)
   local turns = {}
   for j = 1, (#raw - pos + 1) / TURN_BYTES do
     turns[j], pos = decode_turn(raw, pos)
@@ -285,11 +292,4 @@ local function ready(tokens, at, t, rule)
     return t + token_time(missing, rule.rate)
   end
   return t
-end
-
--- full returns when that bucket is full again; nil if it is.
-local function full(tokens, at, rule)
-  if at then
-    return at + token_time(rule.burst - tokens, rule.rate)
-  end
 end
