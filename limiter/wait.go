@@ -206,7 +206,7 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		}
 		if left && !waits {
 			w.Sent = t.Reservations[tw.latest()].start
-			tw.left()
+			tw.noteDegraded()
 			return nil
 		}
 		now = time.Now()
@@ -218,14 +218,14 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		if w.Last >= 0 {
 			w.Wait = w.Sent.Sub(tw.start)
 		}
-		tw.left()
+		tw.noteDegraded()
 		return nil
 	}
 }
 
-// left notes in w, as the request leaves, whether a fallback made one of
-// its reservations.
-func (tw *turnWait) left() {
+// noteDegraded notes in w, as the request leaves, whether a fallback
+// made one of its reservations.
+func (tw *turnWait) noteDegraded() {
 	for i := range tw.t.Reservations {
 		tw.w.Degraded = tw.w.Degraded || tw.t.Reservations[i].degraded
 	}
