@@ -61,7 +61,8 @@ type RulesNow interface {
 
 // Waited is how WaitTurns went.
 type Waited struct {
-	// Wait is how long the request waited, from the call to its
+	// Wait is how long the request waited, from the call (its first
+	// reservation's reading of the clock, when ctx has no deadline) to its
 	// departure; 0 when no turn held it back. On failure, it is how long
 	// from the call the request would have waited, and RetryAt when its
 	// turn would have come.
@@ -108,7 +109,10 @@ const turnSlack = time.Millisecond
 //
 // A request that reaches the end of the wait more than 10 ms after a
 // departure was noted for it (its goroutine held up after the gate)
-// passes the gate again, which notes its departure anew. The caller's
+// passes the gate again, which notes its departure anew; for a request
+// whose turns all came at once, each Limiter's Confirm checks that (as
+// Memory's and redislimiter's do), and WaitTurns reads no clock of its
+// own. The caller's
 // request must leave as soon as WaitTurns returns nil; a caller that has
 // steps of its own before it sends the request calls Leave last.
 func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
