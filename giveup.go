@@ -34,24 +34,34 @@ type failures struct {
 	last   atomic.Pointer[string] // the last failed answer
 }
 
+// failed returns d's failures, making them at its first failed answer.
+func (d *domain) failed() *failures {
+	if f := d.failures.Load(); f != nil {
+		return f
+	}
+	d.failures.CompareAndSwap(nil, new(failures))
+	return d.failures.Load()
+}
+
 // countAnswer notes the answer to a request to d under lim: status, or 0
 // for a transport failure that what describes. An answer lim's
 // ErrorStatuses name (see config.Limit.ErrorStatuses) adds one to d's
 // failures in a row, and the WithMaxErrors-th gives d up; any other
 // answer ends the run.
 func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what string) {
-	if t.maxErrors == 0 || d.givenUp.Load() {
+	if t.maxErrors == 0 || d.has(flagGivenUp) {
 		return
 	}
 	if !feedback.Struggling(lim.rule.ErrorStatuses, status) {
-		if d.failures.inARow.Load() != 0 {
-			d.failures.inARow.Store(0)
+		if f := d.failures.Load(); f != nil && f.inARow.Load() != 0 {
+			f.inARow.Store(0)
 		}
 		return
 	}
+	f := d.failed()
 	last := what // what alone would escape, costing every answer an allocation
-	d.failures.last.Store(&last)
-	if d.failures.inARow.Add(1) >= int64(t.maxErrors) && d.givenUp.CompareAndSwap(false, true) {
+	f.last.Store(&last)
+	if f.inARow.Add(1) >= int64(t.maxErrors) && d.set(flagGivenUp, true) {
 		t.logger.Warn("polite: domain given up", "domain", d.key, "failures", t.maxErrors, "last", what)
 	}
 }
@@ -59,12 +69,14 @@ func (t *Transport) countAnswer(d *domain, lim *limitInForce, status int, what s
 // givenUp returns the error for a request to d if d was given up, else
 // nil.
 func (t *Transport) givenUp(d *domain) error {
-	if !d.givenUp.Load() {
+	if !d.has(flagGivenUp) {
 		return nil
 	}
 	last := ""
-	if s := d.failures.last.Load(); s != nil {
-		last = *s
+	if f := d.failures.Load(); f != nil {
+		if s := f.last.Load(); s != nil {
+			last = *s
+		}
 	}
 	return &givenUpError{domain: d.key, failures: t.maxErrors, last: last}
 }

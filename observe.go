@@ -27,10 +27,10 @@ func (t *Transport) observe(ctx context.Context, d *domain, resp *http.Response,
 		return
 	}
 	backsOff := feedback.Throttled(resp.StatusCode) || feedback.Struggling(lim.rule.ErrorStatuses, resp.StatusCode)
-	if !backsOff && !speaks(resp) && !lim.rule.Adaptive && !d.observing.Load() {
+	if !backsOff && !speaks(resp) && !lim.rule.Adaptive && !d.has(flagObserving) {
 		return
 	}
-	d.observing.Store(backsOff)
+	d.set(flagObserving, backsOff)
 	t.tell(ctx, d, lim, observation(resp, sent, time.Now()))
 }
 
@@ -48,7 +48,7 @@ func (t *Transport) observeFailure(ctx context.Context, d *domain, err error, se
 	if d.unpaced(lim) || !failed || !feedback.Struggling(lim.rule.ErrorStatuses, 0) {
 		return
 	}
-	d.observing.Store(true)
+	d.set(flagObserving, true)
 	t.tell(ctx, d, lim, limiter.Observation{Failed: true, Sent: sent, Latency: now.Sub(sent)})
 }
 

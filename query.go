@@ -75,7 +75,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 	if !d.unpaced(lim) {
 		wait = t.stateWait(d.request(lim))
 	}
-	if !d.exempt {
+	if !d.has(flagExempt) {
 		wait = max(wait, t.scopesWait(req))
 	}
 	return wait
@@ -83,7 +83,7 @@ func (t *Transport) domainWait(domain string, req *http.Request) time.Duration {
 
 func (t *Transport) snapshot(d *domain) stats.Snapshot {
 	s := d.stats.Snapshot(d.key)
-	s.GivenUp = d.givenUp.Load()
+	s.GivenUp = d.has(flagGivenUp)
 	lim := d.inForce.Load()
 	if d.unpaced(lim) {
 		return s

@@ -191,7 +191,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 	ls := t.limits.Load()
 	lim := t.currentLimit(d)
 	var claims scopes.Claims
-	if (ls.server != nil || ls.global != nil) && !d.exempt {
+	if (ls.server != nil || ls.global != nil) && !d.has(flagExempt) {
 		claims = t.acquireScopes(req, ls)
 	}
 	if err := t.takePlaces(ctx, d, lim, claims); err != nil {
