@@ -3,7 +3,6 @@ package limiter
 import (
 	"context"
 	"hash/maphash"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +21,10 @@ import (
 // Each new key looks at the two least recently used keys of its shard,
 // drops those it may, and reuses the memory of the first it drops, so only
 // keys active in the recent past cost memory, and a quota's window 8 bytes
-// per start it still holds.
+// per start it still holds. It keeps a key's string as the Request gives
+// it, without a copy: a key cut from a longer string keeps all of it in
+// memory as long as Memory holds the key's state (a Transport's keys are
+// copies of their own).
 //
 // Memory is safe for concurrent use. It never blocks: callers wait.
 type Memory struct {
@@ -200,7 +202,8 @@ func (m *Memory) sinceEpoch() int64 { return int64(time.Since(m.epoch)) }
 // drops those of the least recently used keys that are quiet at now, and
 // takes the entry of the first it drops; its state counts r.LastStart.
 // Taking the entry saves an allocation per new key: 12-20% of the CPU per
-// request at 1,000 to 1,000,000 domains, serial (benchmarks/ratios 3).
+// request at 1,000 to 1,000,000 domains, serial (benchmarks/ratios 3);
+// keeping r.Key, not a copy, one more.
 func (sh *shard) stateLocked(r *Request, now int64) *keyState {
 	if e := sh.keys.Get(r.Key); e != nil {
 		sh.changedLocked(e.Key)
@@ -230,9 +233,9 @@ func (sh *shard) addLocked(r *Request, now int64) *keyState {
 	})
 	var e *lru.Entry[string, keyState]
 	if free != nil {
-		e = sh.keys.Reuse(free, strings.Clone(key))
+		e = sh.keys.Reuse(free, key)
 	} else {
-		e = sh.keys.Add(strings.Clone(key))
+		e = sh.keys.Add(key)
 	}
 	e.Value.renew()
 	sh.m.countLastStart(&e.Value, r, now)
