@@ -12,12 +12,12 @@ import (
 
 // trackedBody ends its request's flight when it is read to its end or
 // closed, whichever comes first, once, as net/http returns a connection to
-// its pool then. It holds no pointer it changes, so that ending the flight
-// costs no write barrier.
+// its pool then. Its domain, taken away as the flight ends, says whether
+// it has ended, so that it fits a 32-byte block.
 type trackedBody struct {
 	io.ReadCloser
-	done atomic.Bool
-	fl   flight
+	d     atomic.Pointer[domain] // the flight's domain; nil once it ended
+	extra *flightExtras
 }
 
 func (b *trackedBody) Read(p []byte) (int, error) {
@@ -35,8 +35,9 @@ func (b *trackedBody) Close() error {
 }
 
 func (b *trackedBody) end() {
-	if b.done.CompareAndSwap(false, true) {
-		b.fl.end()
+	if d := b.d.Swap(nil); d != nil {
+		fl := flight{d: d, extra: b.extra}
+		fl.end()
 	}
 }
 
@@ -82,7 +83,8 @@ func track(fl flight, body io.ReadCloser) io.ReadCloser {
 		fl.end()
 		return body
 	}
-	tracked := &trackedBody{ReadCloser: body, fl: fl}
+	tracked := &trackedBody{ReadCloser: body, extra: fl.extra}
+	tracked.d.Store(fl.d)
 	if w, ok := body.(io.ReadWriteCloser); ok {
 		return trackedReadWriteBody{tracked, w}
 	}
