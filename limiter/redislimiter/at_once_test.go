@@ -2,6 +2,7 @@ package redislimiter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,8 +27,10 @@ const atOnceCount = "polite-test-at-once"
 // one whose reserve_at_once declines every call, so that every call takes
 // the general path. After every step both must hold the same bytes in
 // Redis: the state (its turns, quiet time and expiry included), the record
-// of the latest start and the history, and their times to live. The fast path must have taken a fair
-// share of the reservations, or the test proves nothing.
+// of the latest start and the history, and their times to live. Over 100
+// scenarios or more, the fast path must have taken a twentieth of the
+// reservations at least (a tenth, in the default 300), or the test proves
+// little.
 func TestReserveAtOnceIsTheGeneralPath(t *testing.T) {
 	srv := redistest.Start(t)
 	fast := newAtOnceCounting(t, srv)
@@ -80,9 +84,13 @@ func TestReserveAtOnceIsTheGeneralPath(t *testing.T) {
 		})
 	}
 	taken, err := fast.client.Get(ctx, atOnceCount).Int()
-	require.NoError(t, err)
+	if !errors.Is(err, redis.Nil) {
+		require.NoError(t, err)
+	}
 	t.Logf("reserve_at_once took %d of %d reservations", taken, reserves)
-	assert.Greater(t, taken, reserves/20, "reserve_at_once took too few reservations to test it")
+	if *scenarios >= 100 {
+		assert.Greater(t, taken, reserves/20, "reserve_at_once took too few reservations to test it")
+	}
 }
 
 // newWithAtOnce returns a fake-clock Limiter whose scripts define
