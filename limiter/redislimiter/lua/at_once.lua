@@ -12,7 +12,7 @@
 -- general path.
 local function reserve_at_once(s, rule, now, sample, not_before)
   local latest, rate, min_delay = s.latest, rule.rate, rule.min_delay
-  if not latest or latest > now or not_before > 0 or s.paused_until > now or s.window ~= 0 or rule.longest ~= 0 then
+  if not latest or latest > now or not_before > 0 or s.paused_until > now or s.window ~= 0 or #rule.quotas > 0 then
     return nil
   end
   if latest + min_delay > now or latest + sample > now then
@@ -67,13 +67,14 @@ local function reserve_at_once(s, rule, now, sample, not_before)
   end
   local quiet_at = now + quiet_after
   local expires_at, ttl = expiry(now, quiet_at, s.expires_at, false)
-  s.serial, s.latest, s.sent, s.made, s.noted, s.window_until, s.quiet_at, s.expires_at = serial, now, now, count, true, now, quiet_at, expires_at
+  s.serial, s.latest, s.sent, s.made, s.noted = serial, now, now, count, true
+  s.window_until, s.quiet_at, s.expires_at = now, quiet_at, expires_at
 
   -- save (save_state), s packed as encode packs it, from what is known
   -- here: the turn's number, start and count of starts are the state's.
   write_state(s, struct.pack(ONE_TURN_FORMAT, s.tokens or NAN, s.tokens_at or NAN, now, s.paused_until, quiet_at, serial, expires_at,
-    s.epoch, now, s.sent_tokens or NAN, count, 0, now, serial, now, tokens or NAN, tokens_at or NAN, latest, 1, sent or NAN, sent_tokens or NAN,
-    count))
+    s.epoch, now, s.sent_tokens or NAN, count, 0, now,
+    serial, now, tokens or NAN, tokens_at or NAN, latest, 1, sent or NAN, sent_tokens or NAN, count))
   record_and_expire(s, rule, now, ttl)
   return serial
 end
