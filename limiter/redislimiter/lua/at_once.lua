@@ -6,8 +6,9 @@
 -- too, and at most one turn kept, which this start lets go. It holds the
 -- start, begins its turn, keeps that turn alone and saves s, as trim,
 -- earliest, allowed, hold, begin_turn, keep and save would, and returns the
--- turn's number; but it calls fewer functions, makes no table (the turn let
--- go becomes the new one) and computes the quiet time from what it knows.
+-- turn's number; but it calls fewer functions, makes the turn it lets go
+-- the new one instead of a new table, and computes the quiet time and packs
+-- the state from what it knows.
 -- Otherwise it returns nil and changes nothing, and reserve.lua takes the
 -- general path.
 local function reserve_at_once(s, rule, now, sample, not_before)
