@@ -55,6 +55,9 @@ type fakeClock struct {
 	// tolerance: 0, or slip, since the scripts do not make the waits of
 	// up to slip that the starts made ask for, where Memory does.
 	slack time.Duration
+	// stepped, when set, is called after replay's every step, with the
+	// step's index.
+	stepped func(j int)
 }
 
 // testClockWithoutSlip is testClock with slip set to 0: the scripts then
@@ -269,6 +272,9 @@ func replay(t *testing.T, f *fakeClock, key string, rule limiter.Rule, steps []s
 		}
 		if !agreed {
 			return false
+		}
+		if f.stepped != nil {
+			f.stepped(j)
 		}
 	}
 	return true

@@ -33,6 +33,8 @@ var (
 	luaSchedule string
 	//go:embed lua/expiry.lua
 	luaExpiry string
+	//go:embed lua/at_once.lua
+	luaAtOnce string
 )
 
 // script is one of the Lua scripts of a Limiter, atomic on Redis. Where
@@ -150,15 +152,16 @@ const slip = time.Millisecond
 // return the time in microseconds: Redis's TIME in production. Each script
 // also sees horizon and slip, in microseconds (defined before clock); the
 // state's codec, the rule's reader and the bucket's arithmetic
-// (state.lua); the keys' expiry (expiry.lua); and the schedule's steps,
-// as schedule.go takes them (schedule.lua). Each script's body is a
+// (state.lua); the keys' expiry (expiry.lua); the schedule's steps, as
+// schedule.go takes them (schedule.lua); and those steps taken at once
+// for reserve's commonest call (at_once.lua). Each script's body is a
 // function of the keys and arguments, as Redis calls a library's
 // functions; the library's name, and so its functions', holds a hash of
 // its source, so that Limiters of different versions sharing a Redis each
 // call their own.
 func newScripts(clock string) scripts {
 	prelude := "local horizon = " + strconv.FormatInt(int64(horizon/time.Microsecond), 10) + "\n" +
-		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + clock + luaState + luaExpiry + luaSchedule
+		"local slip = " + strconv.FormatInt(int64(slip/time.Microsecond), 10) + "\n" + clock + luaState + luaExpiry + luaSchedule + luaAtOnce
 	var s scripts
 	bodies := []struct {
 		name, body string

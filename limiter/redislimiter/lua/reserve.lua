@@ -20,6 +20,9 @@
 -- nothing. A report returns {wait, reason, paused, then each quota's
 -- remaining and next_free}.
 --
+-- The commonest call, a start at once, takes reserve_at_once's shorter
+-- path (at_once.lua), which leaves the same state.
+--
 -- A start the plan allows at once waits for the starts made when they ask
 -- for more than slip (defined before this script, as confirm.lua's).
 -- horizon, defined before this script, is the longest wait: a reservation
@@ -37,6 +40,12 @@ end
 
 local now = clock()
 local s = load_state(KEYS)
+if not report then
+  local serial = reserve_at_once(s, rule, now, sample, not_before)
+  if serial then
+    return {1, 0, '', serial, now, s.epoch}
+  end
+end
 trim(s, rule, now)
 -- The start counted for a domain whose state holds none (lost, or made
 -- by a pause since): the later of its record's and the caller's.

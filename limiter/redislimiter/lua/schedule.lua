@@ -328,18 +328,13 @@ local function quiet(s, rule)
   return q
 end
 
--- save saves s at now and sets the keys' expiry (expiry.lua) when a list
--- was just made or the state's quiet time passed it. A start noted is
--- written to the record too (state.lua), which expires with the keys: a
--- record just made gets their expiry. Under a rule where the start, were
--- the state lost, would hold no later start back (rule.recorded), the
--- record is neither written nor kept alive; nor is a history that no
--- quota keeps.
-local function save(s, rule, now)
-  s.quiet_at = quiet(s, rule)
-  local ttl
-  s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
-  save_state(s)
+-- record_and_expire writes the start noted in s at now, if any, to the
+-- record (state.lua), which expires with the keys: a record just made gets
+-- their expiry. Under a rule where the start, were the state lost, would
+-- hold no later start back (rule.recorded), the record is neither written
+-- nor kept alive. With ttl, the keys' expiry set anew (expiry.lua), it
+-- sets their time to live, but that of a history that no quota keeps.
+local function record_and_expire(s, rule, now, ttl)
   local record = rule.recorded and s.record
   if s.noted and record and record_start(s) and not ttl then
     redis.call('PEXPIRE', record, math.max(math.ceil((s.expires_at - now) / 1000), 1))
@@ -353,4 +348,15 @@ local function save(s, rule, now)
       redis.call('PEXPIRE', record, ttl)
     end
   end
+end
+
+-- save saves s at now and sets the keys' expiry (expiry.lua) when a list
+-- was just made or the state's quiet time passed it; and writes the
+-- record (record_and_expire).
+local function save(s, rule, now)
+  s.quiet_at = quiet(s, rule)
+  local ttl
+  s.expires_at, ttl = expiry(now, s.quiet_at, s.expires_at, s.list_made)
+  save_state(s)
+  record_and_expire(s, rule, now, ttl)
 end

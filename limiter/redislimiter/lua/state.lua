@@ -199,16 +199,20 @@ local function record_start(s)
   return redis.call('HSET', s.record, 'at', cmsgpack.pack(s.sent)) == 1
 end
 
+-- write_state writes raw, s encoded, to s's hash, and caches s.
+local function write_state(s, raw)
+  redis.call('HSET', s.key, 'v', raw)
+  cache(s, raw)
+end
+
 -- save_state writes s to its hash, and caches it. A state made anew
 -- deletes the fields that earlier versions wrote.
 local function save_state(s)
-  local raw = encode(s)
-  redis.call('HSET', s.key, 'v', raw)
+  write_state(s, encode(s))
   if s.fresh then
     s.fresh = nil
     redis.call('HDEL', s.key, 's', 'p')
   end
-  cache(s, raw)
 end
 
 -- parse_rule returns the rule that text, the first of a script's
