@@ -52,7 +52,7 @@ func TestQuietStateIsFresh(t *testing.T) {
 						}
 					default:
 						res := new(Reservation)
-						s.reserve(now, &rule, drawJitter(rng, rule), 0, res)
+						s.reserve(now, &rule, drawJitter(rng, rule), 0, res, nil)
 						made = append(made, res)
 						started[res] = res.Wait() == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
 					}
@@ -88,7 +88,7 @@ func describe(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 		at := now + int64(i)*int64(100*time.Millisecond)
 		st := s.state(at, &rule, time.Unix(0, at))
 		var res Reservation
-		s.reserve(at, &rule, j, 0, &res)
+		s.reserve(at, &rule, j, 0, &res, nil)
 		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait(), res.Reason()))
 	}
 	return out
@@ -103,7 +103,7 @@ func TestTurnsStayFewWithoutConfirms(t *testing.T) {
 	for i := range 1000 {
 		now := int64(i) * int64(50*time.Millisecond) // twice the rate: the queue grows
 		var res Reservation
-		s.reserve(now, &rule, 0, 0, &res)
+		s.reserve(now, &rule, 0, 0, &res, nil)
 		waiting := int64(0)
 		for _, tr := range s.turns {
 			if tr.at > now {
