@@ -355,7 +355,7 @@ func (s *keyState) planStart(t int64, rule *Rule) {
 
 // beginTurn notes that tr's request starts at now.
 func (s *keyState) beginTurn(tr *turn, now int64, rule *Rule) {
-	tr.started, tr.sent, tr.at = true, s.sent, now
+	tr.started, tr.sent, tr.at, tr.wake = true, s.sent, now, nil
 	s.noteStart(now, rule)
 	tr.made = s.made
 }
@@ -406,8 +406,16 @@ func (s *keyState) keep(tr turn, now int64) {
 	if latest >= 0 {
 		s.turns[0], n = s.turns[latest], 1
 	}
-	s.turns = s.turns[:n+copy(s.turns[n:], s.turns[i:])]
+	s.cutTurns(n + copy(s.turns[n:], s.turns[i:]))
 	s.turns = append(s.turns, tr)
+}
+
+// cutTurns keeps the first n turns. The others are cleared where the
+// list held them, so that the waker of a request long gone does not keep
+// its memory.
+func (s *keyState) cutTurns(n int) {
+	clear(s.turns[n:])
+	s.turns = s.turns[:n]
 }
 
 // find returns the index in s.turns of turn id, or -1.
@@ -459,7 +467,7 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 	}
 	if i := s.find(res.id); i >= 0 {
 		s.beginTurn(&s.turns[i], now, rule)
-		s.turns = s.turns[:copy(s.turns, s.turns[i:])]
+		s.cutTurns(copy(s.turns, s.turns[i:]))
 	} else {
 		s.noteStart(now, rule)
 	}
@@ -558,7 +566,7 @@ func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
 	if tr.cancelled {
 		return
 	}
-	tr.cancelled = true
+	tr.cancelled, tr.wake = true, nil
 	s.removeStart(tr.at)
 	j := len(s.turns)
 	for j > 0 && s.turns[j-1].cancelled {
@@ -572,7 +580,7 @@ func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
 	if oldest.started && oldest.made == s.made {
 		s.sent = oldest.sent // its start is the latest made: no other start is lost
 	}
-	s.turns = s.turns[:j]
+	s.cutTurns(j)
 	s.follow(s.sent.last, rule)
 	s.quietAt = s.quiet(rule)
 }
