@@ -59,7 +59,7 @@ type turn struct {
 	made      uint32   // the count of starts just after it started, if started
 	started   bool
 	cancelled bool
-	wake      *waker // how its request sleeps until its turn; nil if Memory cannot move it
+	wake      *waker // how its request sleeps until its turn; nil if Memory cannot move it, or once it started or was given back
 }
 
 // newKeyState returns a fresh state. A keyState is not copied once it is
