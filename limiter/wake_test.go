@@ -49,3 +49,39 @@ func TestLateDepartureMovesTheNextWakeUp(t *testing.T) {
 		assert.Equal(t, 1, sleeps, "woke once")
 	})
 }
+
+// TestWakeUpsStayInTheirBubble checks that a request leaving late
+// outside a testing/synctest bubble does not move the wake-up of one
+// waiting inside it, on the same Memory: resetting a bubble's timer from
+// outside ends the program. The waiter wakes at its own turn instead.
+func TestWakeUpsStayInTheirBubble(t *testing.T) {
+	ctx := context.Background()
+	m := limiter.NewMemory()
+	rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
+	req := limiter.Request{Key: "bubble.example", Rule: &rule}
+	_, err := limiter.Wait(ctx, m, req) // the first leaves at once
+	require.NoError(t, err)
+	late, err := m.Reserve(ctx, req) // planned 100 ms from now
+	require.NoError(t, err)
+
+	asleep, departed := make(chan struct{}), make(chan struct{})
+	go func() {
+		<-asleep // the request in the bubble waits for the turn after it
+		time.Sleep(150 * time.Millisecond)
+		more, err := late.Confirm(ctx, nil) // it leaves late
+		assert.NoError(t, err)
+		assert.Zero(t, more)
+		close(departed)
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := limiter.Wait(ctx, m, req)
+			done <- err
+		}()
+		synctest.Wait()
+		asleep <- struct{}{}
+		<-departed // a channel from outside: the bubble's clock stands still meanwhile
+		assert.NoError(t, <-done)
+	})
+}

@@ -22,6 +22,9 @@ type waker struct {
 	// wake-up moved past it would let the request wait longer than it
 	// accepts, where the gate fails it at once.
 	due, until int64
+	// bubbled is whether the request runs in a testing/synctest bubble,
+	// whose timers only goroutines of the same bubble may reset.
+	bubbled bool
 }
 
 // sleep sets w's timer to fire in d, making it on first use, and returns
@@ -40,7 +43,7 @@ func (w *waker) sleep(d time.Duration) *time.Timer {
 // waitsFor notes that w's request, which reserved at now a turn at t
 // and accepts to wait maxWait (0: any wait), sleeps until t.
 func (w *waker) waitsFor(t, now int64, maxWait time.Duration) {
-	w.due, w.until = t, math.MaxInt64
+	w.due, w.until, w.bubbled = t, math.MaxInt64, inBubble()
 	if maxWait > 0 {
 		w.until = after(now, maxWait)
 	}
@@ -56,15 +59,26 @@ func (w *waker) sleepsUntil(u int64) {
 
 // moveTo makes w's request wake at u, on Memory's clock, where now is,
 // if that is later than it would and not past until. A request not
-// asleep yet (it is about to sleep until its turn) is left as it is: at
-// worst it wakes at its turn and the gate holds it back, as it would
-// without a waker.
+// asleep yet (it is about to sleep until its turn), or whose timer the
+// caller may not reset (one of them runs in a synctest bubble, the other
+// not), is left as it is: at worst it wakes at its turn and the gate
+// holds it back, as it would without a waker.
 func (w *waker) moveTo(u, now int64) {
-	if u <= w.due || u > w.until {
+	if u <= w.due || u > w.until || inBubble() != w.bubbled {
 		return
 	}
 	if t := w.timer.Load(); t != nil {
 		t.Reset(time.Duration(u - now))
 		w.due = u
 	}
+}
+
+// inBubble reports whether the calling goroutine runs in a
+// testing/synctest bubble: there the clock is fake, and its times carry
+// no monotonic reading. Resetting a bubble's timer from outside it ends
+// the program, and an outside timer reset from inside it is set on the
+// fake clock.
+func inBubble() bool {
+	now := time.Now()
+	return now == now.Round(0) // Round(0) drops the monotonic reading only
 }
