@@ -70,12 +70,19 @@ func (m *Memory) shard(key string) *shard {
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
+	return m.reserveWaking(r, nil), nil
+}
+
+// reserveWaking is Reserve for a request that sleeps on w until its turn
+// (nil: one Memory does not wake), so that a request leaving late before
+// it moves its wake-up.
+func (m *Memory) reserveWaking(r Request, w *waker) (res Reservation) {
 	jitter := m.jitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
-	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter)
+	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter, w)
 	sh.mu.Unlock()
-	return res, nil
+	return res
 }
 
 // ReserveAt is Reserve at time now.
@@ -84,14 +91,14 @@ func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.reserveLocked(&r, &res, m.nanos(now), jitter)
+	sh.reserveLocked(&r, &res, m.nanos(now), jitter, nil)
 	return res
 }
 
-func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration) {
+func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration, w *waker) {
 	rule := r.EffectiveRule()
 	s := sh.stateLocked(r, now)
-	s.reserve(now, rule, jitter, r.MaxWait, res)
+	s.reserve(now, rule, jitter, r.MaxWait, res, w)
 	res.turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
 	res.start = sh.m.epoch.Add(time.Duration(res.at))
 }

@@ -59,6 +59,7 @@ type turn struct {
 	made      uint32   // the count of starts just after it started, if started
 	started   bool
 	cancelled bool
+	wake      *waker // how its request sleeps until its turn; nil if Memory cannot move it, or once it started or was given back
 }
 
 // newKeyState returns a fresh state. A keyState is not copied once it is
@@ -303,7 +304,10 @@ func (s *keyState) quiet(rule *Rule) int64 {
 // leaves at once); if its request leaves later than departSlack after,
 // confirm takes that back and notes it then. A later turn's departure is
 // noted only by confirm.
-func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
+//
+// w, when set, is the timer the request sleeps on until a later turn: a
+// request that leaves late before it moves it (see wakeNext).
+func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation, w *waker) {
 	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, jitter)
 	if t == now {
@@ -320,6 +324,9 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	tr := s.hold(t, rule)
 	if t == now {
 		s.beginTurn(&tr, now, rule)
+	} else if w != nil {
+		w.waitsFor(t, now, maxWait)
+		tr.wake = w
 	}
 	s.keep(tr, now)
 	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
@@ -348,7 +355,7 @@ func (s *keyState) planStart(t int64, rule *Rule) {
 
 // beginTurn notes that tr's request starts at now.
 func (s *keyState) beginTurn(tr *turn, now int64, rule *Rule) {
-	tr.started, tr.sent, tr.at = true, s.sent, now
+	tr.started, tr.sent, tr.at, tr.wake = true, s.sent, now, nil
 	s.noteStart(now, rule)
 	tr.made = s.made
 }
@@ -399,8 +406,16 @@ func (s *keyState) keep(tr turn, now int64) {
 	if latest >= 0 {
 		s.turns[0], n = s.turns[latest], 1
 	}
-	s.turns = s.turns[:n+copy(s.turns[n:], s.turns[i:])]
+	s.cutTurns(n + copy(s.turns[n:], s.turns[i:]))
 	s.turns = append(s.turns, tr)
+}
+
+// cutTurns keeps the first n turns. The others are cleared where the
+// list held them, so that the waker of a request long gone does not keep
+// its memory.
+func (s *keyState) cutTurns(n int) {
+	clear(s.turns[n:])
+	s.turns = s.turns[:n]
 }
 
 // find returns the index in s.turns of turn id, or -1.
@@ -429,17 +444,21 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		// Paused after the turn was held, or so late that its start
 		// would overfill a quota's window: the turn is not spent, but
 		// given back and held anew, after the turns handed out.
+		w := s.wakerOf(res.id)
 		s.cancel(res.id, res.at, rule)
 		t, reason := s.earliest(now, rule, jitter)
 		tr := s.hold(t, rule)
+		tr.wake = w
 		s.keep(tr, now)
 		res.reason, res.id, res.at = reason, tr.id, t
 		if t > now {
+			w.sleepsUntil(t)
 			s.quietAt = s.quiet(rule)
 			return time.Duration(t - now)
 		} // else the new turn may leave now: its departure is noted below
 	}
 	if u := s.allowed(now, rule); u > now {
+		s.wakerOf(res.id).sleepsUntil(u)
 		return time.Duration(u - now)
 	}
 	if now > res.at {
@@ -448,12 +467,39 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 	}
 	if i := s.find(res.id); i >= 0 {
 		s.beginTurn(&s.turns[i], now, rule)
-		s.turns = s.turns[:copy(s.turns, s.turns[i:])]
+		s.cutTurns(copy(s.turns, s.turns[i:]))
 	} else {
 		s.noteStart(now, rule)
 	}
+	s.wakeNext(now, rule)
 	s.quietAt = s.quiet(rule)
 	return 0
+}
+
+// wakerOf returns the waker of turn id; nil if it has none or is forgotten.
+func (s *keyState) wakerOf(id uint64) *waker {
+	if i := s.find(id); i >= 0 {
+		return s.turns[i].wake
+	}
+	return nil
+}
+
+// wakeNext moves the wake-up of the next request waiting for a turn,
+// after a departure noted at now, to when the gate will let it go, if
+// that is later than it wakes: it then wakes once, not at its planned
+// turn and again when the gate lets it go. A turn that a pause covers is
+// left as it is: the gate holds it anew when it wakes (see confirm).
+func (s *keyState) wakeNext(now int64, rule *Rule) {
+	for i := range s.turns {
+		tr := &s.turns[i]
+		if tr.started || tr.cancelled {
+			continue
+		}
+		if tr.wake != nil && s.pausedUntil <= tr.at {
+			tr.wake.moveTo(s.allowed(tr.at, rule), now)
+		}
+		return
+	}
 }
 
 // fitsQuotas reports whether the starts, with the one planned at at
@@ -520,7 +566,7 @@ func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
 	if tr.cancelled {
 		return
 	}
-	tr.cancelled = true
+	tr.cancelled, tr.wake = true, nil
 	s.removeStart(tr.at)
 	j := len(s.turns)
 	for j > 0 && s.turns[j-1].cancelled {
@@ -534,7 +580,7 @@ func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
 	if oldest.started && oldest.made == s.made {
 		s.sent = oldest.sent // its start is the latest made: no other start is lost
 	}
-	s.turns = s.turns[:j]
+	s.cutTurns(j)
 	s.follow(s.sent.last, rule)
 	s.quietAt = s.quiet(rule)
 }

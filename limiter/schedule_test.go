@@ -52,7 +52,7 @@ func TestQuietStateIsFresh(t *testing.T) {
 						}
 					default:
 						res := new(Reservation)
-						s.reserve(now, &rule, drawJitter(rng, rule), 0, res)
+						s.reserve(now, &rule, drawJitter(rng, rule), 0, res, nil)
 						made = append(made, res)
 						started[res] = res.Wait() == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
 					}
@@ -88,7 +88,7 @@ func describe(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 		at := now + int64(i)*int64(100*time.Millisecond)
 		st := s.state(at, &rule, time.Unix(0, at))
 		var res Reservation
-		s.reserve(at, &rule, j, 0, &res)
+		s.reserve(at, &rule, j, 0, &res, nil)
 		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait(), res.Reason()))
 	}
 	return out
@@ -103,7 +103,7 @@ func TestTurnsStayFewWithoutConfirms(t *testing.T) {
 	for i := range 1000 {
 		now := int64(i) * int64(50*time.Millisecond) // twice the rate: the queue grows
 		var res Reservation
-		s.reserve(now, &rule, 0, 0, &res)
+		s.reserve(now, &rule, 0, 0, &res, nil)
 		waiting := int64(0)
 		for _, tr := range s.turns {
 			if tr.at > now {
@@ -111,5 +111,47 @@ func TestTurnsStayFewWithoutConfirms(t *testing.T) {
 			}
 		}
 		require.LessOrEqual(t, len(s.turns), int(waiting)+1, "reservation %d", i)
+	}
+}
+
+// TestTurnsForgetTheirWakers checks that a key's turns keep the waker of
+// a request only while it waits: once the request left, or gave its turn
+// back, no place of the key's list, used or not, still points to it, so
+// that a key does not keep the memory of requests long gone.
+func TestTurnsForgetTheirWakers(t *testing.T) {
+	rule := Rule{Rate: 10, Burst: 1}
+	gap := int64(100 * time.Millisecond)
+	s := newKeyState()
+	var first Reservation
+	s.reserve(0, &rule, 0, 0, &first, nil) // leaves at once
+	wakers := make([]waker, 5)
+	res := make([]Reservation, len(wakers))
+	for i := range wakers {
+		wakers[i].timer.Store(time.NewTimer(time.Hour))
+		s.reserve(0, &rule, 0, 0, &res[i], &wakers[i])
+	}
+	holds := func(w *waker) bool {
+		for _, tr := range s.turns[:cap(s.turns)] {
+			if tr.wake == w {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range wakers {
+		require.True(t, holds(&wakers[i]), "waiting request %d", i)
+	}
+	now := int64(0)
+	for i := range 3 { // the first three leave in turn, late
+		now = res[i].at + gap/2
+		require.Zero(t, s.confirm(now, &res[i], &rule, 0))
+		require.False(t, holds(&wakers[i]), "request %d left", i)
+	}
+	s.cancel(res[4].id, res[4].at, &rule) // the last gives its turn back
+	require.False(t, holds(&wakers[4]), "request 4 gave its turn back")
+	require.True(t, holds(&wakers[3]), "request 3 still waits")
+	require.Zero(t, s.confirm(now+gap, &res[3], &rule, 0))
+	for i := range wakers {
+		require.False(t, holds(&wakers[i]), "request %d", i)
 	}
 }

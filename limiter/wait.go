@@ -183,15 +183,11 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		if waits {
 			now = time.Now()
 			if d := due.Sub(now); d > 0 {
-				if tw.timer == nil {
-					tw.timer = time.NewTimer(d)
-				} else {
-					tw.timer.Reset(d)
-				}
+				timer := tw.wake.sleep(d)
 				select {
-				case <-tw.timer.C:
+				case <-timer.C:
 				case <-ctx.Done():
-					tw.timer.Stop()
+					timer.Stop()
 					w.Wait, w.RetryAt = due.Sub(tw.start), due
 					return tw.fail(ctx.Err())
 				}
@@ -243,7 +239,7 @@ type turnWait struct {
 	start   time.Time
 	maxWait time.Duration
 	cause   error
-	timer   *time.Timer
+	wake    waker // its timer, which a late departure before it moves
 	// again is true once the request slept, or came back to the gate:
 	// the rules may have changed since it took its turns.
 	again bool
@@ -304,7 +300,7 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 	if tw.maxWait > 0 {
 		r.MaxWait = max(tw.maxWait-now.Sub(tw.start), 1)
 	}
-	got, err := tw.l.Reserve(tw.ctx, *r)
+	got, err := tw.reserveIn(r)
 	if err != nil {
 		return err
 	}
@@ -321,6 +317,18 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 		res.start = now.Add(res.wait)
 	}
 	return nil
+}
+
+// reserveIn reserves r's turn in the Limiter. A Memory holding the only
+// turn of the request is given its waker, so that a request that leaves
+// late before it moves its wake-up instead of waking it to sleep again;
+// with several turns, the request waits for each turn alone (see hold),
+// which a moved wake-up would not.
+func (tw *turnWait) reserveIn(r *Request) (Reservation, error) {
+	if m, ok := tw.l.(*Memory); ok && len(tw.t.Reservations) == 1 {
+		return m.reserveWaking(*r, &tw.wake), nil
+	}
+	return tw.l.Reserve(tw.ctx, *r)
 }
 
 // beginAt begins the wait when the Limiter made res, its first

@@ -1,0 +1,87 @@
+package limiter_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/polite-go/polite/limiter"
+)
+
+// TestLateDepartureMovesTheNextWakeUp checks that a request leaving late
+// moves the wake-up of the request waiting after it in Memory, which
+// then wakes once, when the gap from the late departure is over, instead
+// of waking at its planned turn to be held back and sleep again.
+func TestLateDepartureMovesTheNextWakeUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		m := limiter.NewMemory()
+		rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
+		req := limiter.Request{Key: "late.example", Rule: &rule}
+		_, err := limiter.Wait(ctx, m, req) // the first leaves at once
+		require.NoError(t, err)
+		late, err := m.Reserve(ctx, req) // planned 100 ms from now
+		require.NoError(t, err)
+		require.Equal(t, 100*time.Millisecond, late.Wait())
+
+		sleeps := 0
+		done := make(chan limiter.Waited, 1)
+		go func() {
+			var res [1]limiter.Reservation
+			turns := limiter.Turns{Requests: []limiter.Request{req}, Reservations: res[:], Held: func() { sleeps++ }}
+			w, err := limiter.WaitTurns(ctx, m, &turns)
+			assert.NoError(t, err)
+			done <- w
+		}()
+		synctest.Wait() // it sleeps until its turn, planned 200 ms from now
+
+		time.Sleep(150 * time.Millisecond) // the second request leaves 50 ms late
+		more, err := late.Confirm(ctx, nil)
+		require.NoError(t, err)
+		require.Zero(t, more)
+
+		w := <-done
+		assert.Equal(t, 250*time.Millisecond, w.Wait, "100 ms after the late departure")
+		assert.Equal(t, 1, sleeps, "woke once")
+	})
+}
+
+// TestWakeUpsStayInTheirBubble checks that a request leaving late
+// outside a testing/synctest bubble does not move the wake-up of one
+// waiting inside it, on the same Memory: resetting a bubble's timer from
+// outside ends the program. The waiter wakes at its own turn instead.
+func TestWakeUpsStayInTheirBubble(t *testing.T) {
+	ctx := context.Background()
+	m := limiter.NewMemory()
+	rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
+	req := limiter.Request{Key: "bubble.example", Rule: &rule}
+	_, err := limiter.Wait(ctx, m, req) // the first leaves at once
+	require.NoError(t, err)
+	late, err := m.Reserve(ctx, req) // planned 100 ms from now
+	require.NoError(t, err)
+
+	asleep, departed := make(chan struct{}), make(chan struct{})
+	go func() {
+		<-asleep // the request in the bubble waits for the turn after it
+		time.Sleep(150 * time.Millisecond)
+		more, err := late.Confirm(ctx, nil) // it leaves late
+		assert.NoError(t, err)
+		assert.Zero(t, more)
+		close(departed)
+	}()
+	synctest.Test(t, func(t *testing.T) {
+		done := make(chan error, 1)
+		go func() {
+			_, err := limiter.Wait(ctx, m, req)
+			done <- err
+		}()
+		synctest.Wait()
+		asleep <- struct{}{}
+		<-departed // a channel from outside: the bubble's clock stands still meanwhile
+		assert.NoError(t, <-done)
+	})
+}
