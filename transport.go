@@ -296,7 +296,7 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight, 
 			fl.end()
 		}
 	}()
-	if err := t.leave(req.Context(), w); err != nil {
+	if err := t.leave(req.Context(), fl.d, w); err != nil {
 		closeRequestBody(req)
 		return nil, err
 	}

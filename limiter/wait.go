@@ -46,6 +46,12 @@ type Turns struct {
 	// Held, when set, is called each time the request holds every turn,
 	// before it sleeps for the last one to come.
 	Held func()
+	// Reserved is how many of Reservations, from the first, hold turns
+	// the caller reserved already through the same Limiter, for
+	// Requests[i] within MaxWait (as ReserveAtOnce leaves one): WaitTurns
+	// waits for them as for its own, and the wait began when the first
+	// was reserved. 0 means none: WaitTurns reserves every turn.
+	Reserved int
 
 	// wait is the state of WaitTurns, here rather than on the stack of a
 	// request that waits: 60,000 waiting goroutines each grow their stack
@@ -170,8 +176,12 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for i := range t.Reservations {
-			t.Reservations[i].ok = false
+		for i := range t.Reservations[t.Reserved:] {
+			t.Reservations[t.Reserved+i].ok = false
+		}
+		if t.Reserved > 0 && now.IsZero() {
+			tw.beginAt(&t.Reservations[0])
+			now = tw.start
 		}
 	}
 	w := &tw.w
