@@ -65,8 +65,9 @@ func confirmAtOnce(ctx context.Context, res *Reservation) (time.Duration, error)
 // Late reports whether a request that ReserveAtOnce let go with r
 // reaches it more than 10 ms after the departure noted for it (its
 // goroutine was held up after the gate): it must then pass the gate
-// again, with Leave. Called as the very last step before the request is
-// sent, it reads the clock's monotonic reading only.
+// again, with Leave, r being a Turns' one Reservation. Called as the very
+// last step before the request is sent, it reads the clock's monotonic
+// reading only.
 func (r *Reservation) Late() bool {
 	return r.ok && time.Since(r.start) > departSlack
 }

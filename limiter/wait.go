@@ -127,7 +127,7 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 }
 
 // Leave is the departure gate once more, for a request that WaitTurns let
-// go with t: called as the very last step before the request is sent, it
+// go with t (or ReserveAtOnce, its Reservation then put in t): called as the very last step before the request is sent, it
 // returns nil at once when the request leaves within 10 ms of the
 // departures noted for it, and otherwise passes the gate again, as
 // WaitTurns does, sleeping while a key holds it back. On failure it gives
