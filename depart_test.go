@@ -127,3 +127,38 @@ func TestRequestHeldUpAfterTheGateIsNotedWhenItLeaves(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestHeldUpAfterAnInstantTurnIsNotedWhenItLeaves checks, from the
+// server's side, that a request whose turn came at once (at 2/s, the
+// first), held up for 300 ms just before the base (in Trace.Sent), passes
+// the gate again: the second request, asked for at 100 ms, arrives 500 ms
+// after the first really arrived, not 200 ms.
+func TestRequestHeldUpAfterAnInstantTurnIsNotedWhenItLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var arrivals []time.Time
+		base := baseFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			arrivals = append(arrivals, time.Now())
+			mu.Unlock()
+			return answer(req, http.StatusOK), nil
+		})
+		var held atomic.Bool
+		trace := &polite.Trace{Sent: func(context.Context, string, bool) {
+			if held.CompareAndSwap(false, true) {
+				time.Sleep(300 * time.Millisecond)
+			}
+		}}
+		tr := newTransport(t, base, polite.WithDefault(config.Limit{RequestsPerSecond: 2, Burst: 1}),
+			polite.WithTrace(trace), polite.WithMaxWait(time.Hour))
+		start := time.Now()
+		var wg sync.WaitGroup
+		wg.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://a.test/1")) })
+		time.Sleep(100 * time.Millisecond)
+		wg.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://a.test/2")) })
+		wg.Wait()
+		require.Len(t, arrivals, 2)
+		assert.Equal(t, 300*time.Millisecond, arrivals[0].Sub(start), "the first request is held up")
+		assert.GreaterOrEqual(t, arrivals[1].Sub(arrivals[0]), 500*time.Millisecond, "the next turn follows the late departure")
+	})
+}

@@ -169,7 +169,7 @@ func (tr *Trace) turnAsked(ctx context.Context, domain string) {
 	}
 }
 
-func (tr *Trace) waited(ctx context.Context, domain string, w waited) {
+func (tr *Trace) waited(ctx context.Context, domain string, w *waited) {
 	if tr != nil && tr.Waited != nil && w.wait > 0 {
 		tr.Waited(ctx, domain, w.scope, w.reason, w.wait)
 	}

@@ -223,7 +223,7 @@ func (t *Transport) pace(base http.RoundTripper, req *http.Request, d *domain, t
 //go:noinline
 func (t *Transport) sendInTurn(base http.RoundTripper, req *http.Request, fl *flight, w *waited, claims scopes.Claims, tk *ticket.Ticket, robots bool) (*http.Response, error) {
 	ctx, d := req.Context(), fl.d
-	t.trace.waited(ctx, d.key, *w)
+	t.trace.waited(ctx, d.key, w)
 	if err := t.givenUp(d); err != nil { // while it waited
 		claims.End()
 		d.stats.GivenUp()
@@ -296,7 +296,7 @@ func (t *Transport) send(base http.RoundTripper, req *http.Request, fl *flight, 
 			fl.end()
 		}
 	}()
-	if err := t.leave(req.Context(), w); err != nil {
+	if err := t.leave(req.Context(), fl.d, w); err != nil {
 		closeRequestBody(req)
 		return nil, err
 	}

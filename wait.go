@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/polite-go/polite/internal/maxwait"
 	"github.com/polite-go/polite/internal/scopes"
 	"github.com/polite-go/polite/internal/ticket"
 	"github.com/polite-go/polite/limiter"
@@ -17,19 +18,37 @@ type waited struct {
 	scope    string         // the scope whose turn came last; empty if none made it wait
 	reason   limiter.Reason // the rule that made it wait there
 	degraded bool
-	turns    *requestTurns // for the gate's last check before the base; nil if unpaced
+	turns    *requestTurns // for the gate's last check before the base; nil if unpaced or atOnce
+	// atOnce is the turn of a request whose one turn came at once
+	// (limiter.ReserveAtOnce), kept here, not in turns, so that such a
+	// request, the commonest, takes no requestTurns.
+	atOnce limiter.Reservation
 }
 
-// leave is the departure gate's last check, immediately before the base:
-// a request held up since the wait passes the gate again (limiter.Leave).
-func (t *Transport) leave(ctx context.Context, w *waited) error {
+// leave is the departure gate's last check, immediately before the base,
+// for a request to d: a request held up since the wait passes the gate
+// again (limiter.Leave).
+func (t *Transport) leave(ctx context.Context, d *domain, w *waited) error {
 	if w.turns == nil {
-		return nil
+		if !w.atOnce.Late() {
+			return nil
+		}
+		w.turns = t.heldTurn(d, &w.atOnce)
 	}
 	if err := limiter.Leave(ctx, t.limiter, &w.turns.turns); err != nil {
-		return t.waitError(ctx, w.turns.d, time.Now(), err)
+		return t.waitError(ctx, d, time.Now(), err)
 	}
 	return nil
+}
+
+// heldTurn returns the turns of a request to d that holds one, res, in
+// its domain, for the gate to pass it again.
+//
+//go:noinline
+func (t *Transport) heldTurn(d *domain, res *limiter.Reservation) *requestTurns {
+	rt := t.newRequestTurns(d, t.currentLimit(d), nil, false, nil)
+	rt.res[0] = *res
+	return rt
 }
 
 // requestTurns is a request's turns in its domain and the scopes it
@@ -59,7 +78,15 @@ func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, clai
 		w.sent = time.Now()
 		return nil
 	}
-	rt := t.newRequestTurns(d, lim, claims, unpaced, tk)
+	var rt *requestTurns
+	if !unpaced && len(claims) == 0 {
+		var err error
+		if rt, err = t.reserveAtOnce(ctx, d, lim, tk, w); rt == nil || err != nil {
+			return err
+		}
+	} else {
+		rt = t.newRequestTurns(d, lim, claims, unpaced, tk)
+	}
 	lw, err := limiter.WaitTurns(ctx, t.limiter, &rt.turns)
 	if lw.Far >= 0 {
 		t.scopes.WaitedFor(rt.scopes[lw.Far])
@@ -72,6 +99,41 @@ func (t *Transport) wait(ctx context.Context, d *domain, lim *limitInForce, clai
 		w.scope, w.reason = rt.scopes[lw.Last], lw.Reason
 	}
 	return nil
+}
+
+// reserveAtOnce reserves the one turn of a request to d under lim, in its
+// domain, and passes the departure gate when it comes at once: it then
+// notes in w how the wait went and returns nil, nil. A turn to wait for
+// it returns in the request's turns, held, for WaitTurns. It is a
+// function of its own so that the stack a waiting request sleeps on
+// holds none of it.
+//
+//go:noinline
+func (t *Transport) reserveAtOnce(ctx context.Context, d *domain, lim *limitInForce, tk *ticket.Ticket, w *waited) (*requestTurns, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, t.waitError(ctx, d, time.Now(), err)
+	}
+	req := d.request(lim)
+	req.MaxWait = t.maxWait
+	cause := limiter.ErrWaitTooLong
+	if _, ok := ctx.Deadline(); ok {
+		req.MaxWait, cause = maxwait.Bound(ctx, t.maxWait, cause, time.Now())
+	}
+	left, err := limiter.ReserveAtOnce(ctx, t.limiter, req, &w.atOnce)
+	switch {
+	case err != nil:
+		return nil, t.waitError(ctx, d, time.Now(), err)
+	case left:
+		w.sent, w.degraded = w.atOnce.Start(), w.atOnce.Degraded()
+		return nil, nil
+	case !w.atOnce.OK():
+		wait := w.atOnce.Wait()
+		return nil, t.waitError(ctx, d, time.Now().Add(wait), maxwait.Exceeded(d.key, wait, cause))
+	}
+	rt := t.newRequestTurns(d, lim, nil, false, tk)
+	rt.res[0], rt.turns.Reserved = w.atOnce, 1
+	w.atOnce = limiter.Reservation{}
+	return rt, nil
 }
 
 // waitFailed gives back rt, the turns of a request to d whose wait failed

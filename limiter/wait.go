@@ -46,6 +46,12 @@ type Turns struct {
 	// Held, when set, is called each time the request holds every turn,
 	// before it sleeps for the last one to come.
 	Held func()
+	// Reserved is how many of Reservations, from the first, hold turns
+	// the caller reserved already through the same Limiter, for
+	// Requests[i] within MaxWait (as ReserveAtOnce leaves one): WaitTurns
+	// waits for them as for its own, and the wait began when the first
+	// was reserved. 0 means none: WaitTurns reserves every turn.
+	Reserved int
 
 	// wait is the state of WaitTurns, here rather than on the stack of a
 	// request that waits: 60,000 waiting goroutines each grow their stack
@@ -121,7 +127,7 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 }
 
 // Leave is the departure gate once more, for a request that WaitTurns let
-// go with t: called as the very last step before the request is sent, it
+// go with t (or ReserveAtOnce, its Reservation then put in t): called as the very last step before the request is sent, it
 // returns nil at once when the request leaves within 10 ms of the
 // departures noted for it, and otherwise passes the gate again, as
 // WaitTurns does, sleeping while a key holds it back. On failure it gives
@@ -170,8 +176,12 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		for i := range t.Reservations {
-			t.Reservations[i].ok = false
+		for i := range t.Reservations[t.Reserved:] {
+			t.Reservations[t.Reserved+i].ok = false
+		}
+		if t.Reserved > 0 && now.IsZero() {
+			tw.beginAt(&t.Reservations[0])
+			now = tw.start
 		}
 	}
 	w := &tw.w
