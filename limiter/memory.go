@@ -85,6 +85,26 @@ func (m *Memory) reserveWaking(r Request, w *waker) (res Reservation) {
 	return res
 }
 
+// wakeOn gives w to the turn res holds, a later one reserved without a
+// waker, for a request that sleeps on w until it comes and accepts to wait
+// maxWait from when it was reserved (0: any wait).
+func (m *Memory) wakeOn(res *Reservation, w *waker, maxWait time.Duration) {
+	if !res.ok || res.begun || res.state == nil {
+		return
+	}
+	sh := m.shard(res.key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	s := res.state
+	if !s.handedOut(res.id) {
+		return // the key was dropped, and its entry taken by another
+	}
+	if i := s.find(res.id); i >= 0 && !s.turns[i].started && !s.turns[i].cancelled {
+		w.waitsFor(res.at, res.at-int64(res.wait), maxWait)
+		s.turns[i].wake = w
+	}
+}
+
 // ReserveAt is Reserve at time now.
 func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 	jitter := m.jitter(r.EffectiveRule())

@@ -182,6 +182,7 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		if t.Reserved > 0 && now.IsZero() {
 			tw.beginAt(&t.Reservations[0])
 			now = tw.start
+			tw.wakeOnHeld()
 		}
 	}
 	w := &tw.w
@@ -339,6 +340,17 @@ func (tw *turnWait) reserveIn(r *Request) (Reservation, error) {
 		return m.reserveWaking(*r, &tw.wake), nil
 	}
 	return tw.l.Reserve(tw.ctx, *r)
+}
+
+// wakeOnHeld gives a Memory the waker of a request handed to WaitTurns
+// with its only turn already held (Turns.Reserved), as reserveIn does for
+// a turn it holds itself. A request that leaves late before the waker is
+// given wakes at its planned turn and is held back by the gate, as
+// without one.
+func (tw *turnWait) wakeOnHeld() {
+	if m, ok := tw.l.(*Memory); ok && len(tw.t.Reservations) == 1 {
+		m.wakeOn(&tw.t.Reservations[0], &tw.wake, tw.maxWait)
+	}
 }
 
 // beginAt begins the wait when the Limiter made res, its first

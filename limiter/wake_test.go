@@ -85,3 +85,42 @@ func TestWakeUpsStayInTheirBubble(t *testing.T) {
 		assert.NoError(t, <-done)
 	})
 }
+
+// TestLateDepartureMovesAHandedOverWakeUp checks the same for a request
+// whose turn ReserveAtOnce held and handed to WaitTurns (Turns.Reserved),
+// as the Transport does for a request paced in its domain alone.
+func TestLateDepartureMovesAHandedOverWakeUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		m := limiter.NewMemory()
+		rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
+		req := limiter.Request{Key: "late.example", Rule: &rule}
+		_, err := limiter.Wait(ctx, m, req) // the first leaves at once
+		require.NoError(t, err)
+		late, err := m.Reserve(ctx, req) // planned 100 ms from now
+		require.NoError(t, err)
+
+		sleeps := 0
+		done := make(chan limiter.Waited, 1)
+		go func() {
+			var res [1]limiter.Reservation
+			left, err := limiter.ReserveAtOnce(ctx, m, req, &res[0])
+			assert.NoError(t, err)
+			assert.False(t, left, "its turn is 200 ms away")
+			turns := limiter.Turns{Requests: []limiter.Request{req}, Reservations: res[:], Reserved: 1, Held: func() { sleeps++ }}
+			w, err := limiter.WaitTurns(ctx, m, &turns)
+			assert.NoError(t, err)
+			done <- w
+		}()
+		synctest.Wait()
+
+		time.Sleep(150 * time.Millisecond) // the second request leaves 50 ms late
+		more, err := late.Confirm(ctx, nil)
+		require.NoError(t, err)
+		require.Zero(t, more)
+
+		w := <-done
+		assert.Equal(t, 250*time.Millisecond, w.Wait, "100 ms after the late departure")
+		assert.Equal(t, 1, sleeps, "woke once")
+	})
+}
