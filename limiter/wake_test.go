@@ -15,39 +15,52 @@ import (
 // TestLateDepartureMovesTheNextWakeUp checks that a request leaving late
 // moves the wake-up of the request waiting after it in Memory, which
 // then wakes once, when the gap from the late departure is over, instead
-// of waking at its planned turn to be held back and sleep again.
+// of waking at its planned turn to be held back and sleep again: whether
+// WaitTurns reserved its turn, or ReserveAtOnce did and handed it over
+// (Turns.Reserved), as the Transport does for a request paced in its
+// domain alone.
 func TestLateDepartureMovesTheNextWakeUp(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		m := limiter.NewMemory()
-		rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
-		req := limiter.Request{Key: "late.example", Rule: &rule}
-		_, err := limiter.Wait(ctx, m, req) // the first leaves at once
-		require.NoError(t, err)
-		late, err := m.Reserve(ctx, req) // planned 100 ms from now
-		require.NoError(t, err)
-		require.Equal(t, 100*time.Millisecond, late.Wait())
+	for _, handedOver := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reserved by WaitTurns", true: "handed over"}[handedOver], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				m := limiter.NewMemory()
+				rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
+				req := limiter.Request{Key: "late.example", Rule: &rule}
+				_, err := limiter.Wait(ctx, m, req) // the first leaves at once
+				require.NoError(t, err)
+				late, err := m.Reserve(ctx, req) // planned 100 ms from now
+				require.NoError(t, err)
+				require.Equal(t, 100*time.Millisecond, late.Wait())
 
-		sleeps := 0
-		done := make(chan limiter.Waited, 1)
-		go func() {
-			var res [1]limiter.Reservation
-			turns := limiter.Turns{Requests: []limiter.Request{req}, Reservations: res[:], Held: func() { sleeps++ }}
-			w, err := limiter.WaitTurns(ctx, m, &turns)
-			assert.NoError(t, err)
-			done <- w
-		}()
-		synctest.Wait() // it sleeps until its turn, planned 200 ms from now
+				sleeps := 0
+				done := make(chan limiter.Waited, 1)
+				go func() {
+					var res [1]limiter.Reservation
+					turns := limiter.Turns{Requests: []limiter.Request{req}, Reservations: res[:], Held: func() { sleeps++ }}
+					if handedOver {
+						left, err := limiter.ReserveAtOnce(ctx, m, req, &res[0])
+						assert.NoError(t, err)
+						assert.False(t, left, "its turn is 200 ms away")
+						turns.Reserved = 1
+					}
+					w, err := limiter.WaitTurns(ctx, m, &turns)
+					assert.NoError(t, err)
+					done <- w
+				}()
+				synctest.Wait() // it sleeps until its turn, planned 200 ms from now
 
-		time.Sleep(150 * time.Millisecond) // the second request leaves 50 ms late
-		more, err := late.Confirm(ctx, nil)
-		require.NoError(t, err)
-		require.Zero(t, more)
+				time.Sleep(150 * time.Millisecond) // the second request leaves 50 ms late
+				more, err := late.Confirm(ctx, nil)
+				require.NoError(t, err)
+				require.Zero(t, more)
 
-		w := <-done
-		assert.Equal(t, 250*time.Millisecond, w.Wait, "100 ms after the late departure")
-		assert.Equal(t, 1, sleeps, "woke once")
-	})
+				w := <-done
+				assert.Equal(t, 250*time.Millisecond, w.Wait, "100 ms after the late departure")
+				assert.Equal(t, 1, sleeps, "woke once")
+			})
+		})
+	}
 }
 
 // TestWakeUpsStayInTheirBubble checks that a request leaving late
@@ -83,44 +96,5 @@ func TestWakeUpsStayInTheirBubble(t *testing.T) {
 		asleep <- struct{}{}
 		<-departed // a channel from outside: the bubble's clock stands still meanwhile
 		assert.NoError(t, <-done)
-	})
-}
-
-// TestLateDepartureMovesAHandedOverWakeUp checks the same for a request
-// whose turn ReserveAtOnce held and handed to WaitTurns (Turns.Reserved),
-// as the Transport does for a request paced in its domain alone.
-func TestLateDepartureMovesAHandedOverWakeUp(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx := context.Background()
-		m := limiter.NewMemory()
-		rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
-		req := limiter.Request{Key: "late.example", Rule: &rule}
-		_, err := limiter.Wait(ctx, m, req) // the first leaves at once
-		require.NoError(t, err)
-		late, err := m.Reserve(ctx, req) // planned 100 ms from now
-		require.NoError(t, err)
-
-		sleeps := 0
-		done := make(chan limiter.Waited, 1)
-		go func() {
-			var res [1]limiter.Reservation
-			left, err := limiter.ReserveAtOnce(ctx, m, req, &res[0])
-			assert.NoError(t, err)
-			assert.False(t, left, "its turn is 200 ms away")
-			turns := limiter.Turns{Requests: []limiter.Request{req}, Reservations: res[:], Reserved: 1, Held: func() { sleeps++ }}
-			w, err := limiter.WaitTurns(ctx, m, &turns)
-			assert.NoError(t, err)
-			done <- w
-		}()
-		synctest.Wait()
-
-		time.Sleep(150 * time.Millisecond) // the second request leaves 50 ms late
-		more, err := late.Confirm(ctx, nil)
-		require.NoError(t, err)
-		require.Zero(t, more)
-
-		w := <-done
-		assert.Equal(t, 250*time.Millisecond, w.Wait, "100 ms after the late departure")
-		assert.Equal(t, 1, sleeps, "woke once")
 	})
 }
