@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -103,14 +102,7 @@ func (h *slowDebugHandler) Enabled(ctx context.Context, level slog.Level) bool {
 // second really arrived, not 200 ms.
 func TestRequestHeldUpAfterTheGateIsNotedWhenItLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var arrivals []time.Time
-		base := baseFunc(func(req *http.Request) (*http.Response, error) {
-			mu.Lock()
-			arrivals = append(arrivals, time.Now())
-			mu.Unlock()
-			return answer(req, http.StatusOK), nil
-		})
+		base := &arrivalBase{}
 		logger := slog.New(&slowDebugHandler{Handler: slog.DiscardHandler, delay: 300 * time.Millisecond})
 		tr := newTransport(t, base, polite.WithDefault(config.Limit{RequestsPerSecond: 2, Burst: 1}),
 			polite.WithLogger(logger), polite.WithMaxWait(time.Hour))
@@ -120,8 +112,8 @@ func TestRequestHeldUpAfterTheGateIsNotedWhenItLeaves(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 		wg.Wait()
+		arrivals := base.sorted()
 		require.Len(t, arrivals, 3)
-		slices.SortFunc(arrivals, time.Time.Compare)
 		for i := 1; i < len(arrivals); i++ {
 			assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), 500*time.Millisecond, "gap before arrival %d", i)
 		}
@@ -135,14 +127,7 @@ func TestRequestHeldUpAfterTheGateIsNotedWhenItLeaves(t *testing.T) {
 // after the first really arrived, not 200 ms.
 func TestRequestHeldUpAfterAnInstantTurnIsNotedWhenItLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var arrivals []time.Time
-		base := baseFunc(func(req *http.Request) (*http.Response, error) {
-			mu.Lock()
-			arrivals = append(arrivals, time.Now())
-			mu.Unlock()
-			return answer(req, http.StatusOK), nil
-		})
+		base := &arrivalBase{}
 		var held atomic.Bool
 		trace := &polite.Trace{Sent: func(context.Context, string, bool) {
 			if held.CompareAndSwap(false, true) {
@@ -157,6 +142,7 @@ func TestRequestHeldUpAfterAnInstantTurnIsNotedWhenItLeaves(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		wg.Go(func() { assert.NoError(t, roundTrip(t, tr, context.Background(), "http://a.test/2")) })
 		wg.Wait()
+		arrivals := base.sorted()
 		require.Len(t, arrivals, 2)
 		assert.Equal(t, 300*time.Millisecond, arrivals[0].Sub(start), "the first request is held up")
 		assert.GreaterOrEqual(t, arrivals[1].Sub(arrivals[0]), 500*time.Millisecond, "the next turn follows the late departure")

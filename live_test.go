@@ -60,14 +60,7 @@ func TestSetLimitSlowsADomainMidCrawl(t *testing.T) {
 // time.
 func TestSetLimitHoldsForRequestsAlreadyWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var arrivals []time.Time
-		base := baseFunc(func(req *http.Request) (*http.Response, error) {
-			mu.Lock()
-			arrivals = append(arrivals, time.Now())
-			mu.Unlock()
-			return answer(req, http.StatusOK), nil
-		})
+		base := &arrivalBase{}
 		tr := newTransport(t, base, polite.WithDefault(config.Limit{RequestsPerSecond: 10, Burst: 1}),
 			polite.WithMaxWait(time.Hour))
 		start := time.Now()
@@ -79,6 +72,7 @@ func TestSetLimitHoldsForRequestsAlreadyWaiting(t *testing.T) {
 		synctest.Wait()
 		require.NoError(t, tr.SetLimit("slow.test", config.Limit{RequestsPerSecond: 10, Burst: 1, MinDelay: time.Second}))
 		wg.Wait()
+		arrivals := base.sorted()
 		require.Len(t, arrivals, 20)
 		assert.Equal(t, start, arrivals[0], "the first request went before the change")
 		for i := 1; i < len(arrivals); i++ {
@@ -235,14 +229,7 @@ func TestScopeRemovedWhileRequestsWait(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var mu sync.Mutex
-				var arrivals []time.Time
-				base := baseFunc(func(req *http.Request) (*http.Response, error) {
-					mu.Lock()
-					arrivals = append(arrivals, time.Now())
-					mu.Unlock()
-					return answer(req, http.StatusOK), nil
-				})
+				base := &arrivalBase{}
 				tr := newTransport(t, base, polite.WithKeyFunc(polite.HostKey), polite.WithDefault(fastLimit), scope,
 					polite.WithLookup(loopback), polite.WithMaxWait(time.Hour))
 				var wg sync.WaitGroup
@@ -255,6 +242,7 @@ func TestScopeRemovedWhileRequestsWait(t *testing.T) {
 				synctest.Wait()
 				require.NoError(t, tr.SetConfig(&config.File{Default: fastLimit}))
 				wg.Wait()
+				arrivals := base.sorted()
 				require.Len(t, arrivals, 3)
 				for i := 1; i < len(arrivals); i++ {
 					assert.GreaterOrEqual(t, arrivals[i].Sub(arrivals[i-1]), time.Second, "gap before request %d", i)
