@@ -70,24 +70,20 @@ func (m *Memory) shard(key string) *shard {
 
 // Reserve implements Limiter on the current time.
 func (m *Memory) Reserve(_ context.Context, r Request) (res Reservation, err error) {
-	return m.reserveWaking(r, nil), nil
-}
-
-// reserveWaking is Reserve for a request that sleeps on w until its turn
-// (nil: one Memory does not wake), so that a request leaving late before
-// it moves its wake-up.
-func (m *Memory) reserveWaking(r Request, w *waker) (res Reservation) {
 	jitter := m.jitter(r.EffectiveRule())
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
-	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter, w)
+	sh.reserveLocked(&r, &res, m.sinceEpoch(), jitter)
 	sh.mu.Unlock()
-	return res
+	return res, nil
 }
 
-// wakeOn gives w to the turn res holds, a later one reserved without a
-// waker, for a request that sleeps on w until it comes and accepts to wait
-// maxWait from when it was reserved (0: any wait).
+// wakeOn gives w to the later turn res holds, for a request that sleeps
+// on w until it comes and accepts to wait maxWait from when res was
+// reserved (0: any wait), so that a request leaving late before it moves
+// its wake-up (see keyState.wakeNext). A request that leaves late before
+// the waker is given wakes at its planned turn, and the gate holds it
+// back, as without one.
 func (m *Memory) wakeOn(res *Reservation, w *waker, maxWait time.Duration) {
 	if !res.ok || res.begun || res.state == nil {
 		return
@@ -95,13 +91,8 @@ func (m *Memory) wakeOn(res *Reservation, w *waker, maxWait time.Duration) {
 	sh := m.shard(res.key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	s := res.state
-	if !s.handedOut(res.id) {
-		return // the key was dropped, and its entry taken by another
-	}
-	if i := s.find(res.id); i >= 0 && !s.turns[i].started && !s.turns[i].cancelled {
-		w.waitsFor(res.at, res.at-int64(res.wait), maxWait)
-		s.turns[i].wake = w
+	if res.state.handedOut(res.id) { // else the key was dropped, its entry taken by another
+		res.state.giveWaker(res.id, res.at-int64(res.wait), maxWait, w)
 	}
 }
 
@@ -111,14 +102,14 @@ func (m *Memory) ReserveAt(r Request, now time.Time) (res Reservation) {
 	sh := m.shard(r.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	sh.reserveLocked(&r, &res, m.nanos(now), jitter, nil)
+	sh.reserveLocked(&r, &res, m.nanos(now), jitter)
 	return res
 }
 
-func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration, w *waker) {
+func (sh *shard) reserveLocked(r *Request, res *Reservation, now int64, jitter time.Duration) {
 	rule := r.EffectiveRule()
 	s := sh.stateLocked(r, now)
-	s.reserve(now, rule, jitter, r.MaxWait, res, w)
+	s.reserve(now, rule, jitter, r.MaxWait, res)
 	res.turn, res.state, res.key = (*memoryTurn)(sh), s, r.Key
 	res.start = sh.m.epoch.Add(time.Duration(res.at))
 }

@@ -304,10 +304,7 @@ func (s *keyState) quiet(rule *Rule) int64 {
 // leaves at once); if its request leaves later than departSlack after,
 // confirm takes that back and notes it then. A later turn's departure is
 // noted only by confirm.
-//
-// w, when set, is the timer the request sleeps on until a later turn: a
-// request that leaves late before it moves it (see wakeNext).
-func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation, w *waker) {
+func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fit(now, rule)
 	t, reason := s.earliest(now, rule, jitter)
 	if t == now {
@@ -324,9 +321,6 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	tr := s.hold(t, rule)
 	if t == now {
 		s.beginTurn(&tr, now, rule)
-	} else if w != nil {
-		w.waitsFor(t, now, maxWait)
-		tr.wake = w
 	}
 	s.keep(tr, now)
 	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
@@ -474,6 +468,15 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 	s.wakeNext(now, rule)
 	s.quietAt = s.quiet(rule)
 	return 0
+}
+
+// giveWaker makes w the waker of turn id, still to start, held at now
+// for a request that accepts to wait maxWait (0: any wait).
+func (s *keyState) giveWaker(id uint64, now int64, maxWait time.Duration, w *waker) {
+	if i := s.find(id); i >= 0 && !s.turns[i].started && !s.turns[i].cancelled {
+		w.waitsFor(s.turns[i].at, now, maxWait)
+		s.turns[i].wake = w
+	}
 }
 
 // wakerOf returns the waker of turn id; nil if it has none or is forgotten.

@@ -52,7 +52,7 @@ func TestQuietStateIsFresh(t *testing.T) {
 						}
 					default:
 						res := new(Reservation)
-						s.reserve(now, &rule, drawJitter(rng, rule), 0, res, nil)
+						s.reserve(now, &rule, drawJitter(rng, rule), 0, res)
 						made = append(made, res)
 						started[res] = res.Wait() == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
 					}
@@ -88,7 +88,7 @@ func describe(s *keyState, rule Rule, now int64, jitters []time.Duration) []stri
 		at := now + int64(i)*int64(100*time.Millisecond)
 		st := s.state(at, &rule, time.Unix(0, at))
 		var res Reservation
-		s.reserve(at, &rule, j, 0, &res, nil)
+		s.reserve(at, &rule, j, 0, &res)
 		out = append(out, fmt.Sprintf("%+v %d %s", st, res.Wait(), res.Reason()))
 	}
 	return out
@@ -103,7 +103,7 @@ func TestTurnsStayFewWithoutConfirms(t *testing.T) {
 	for i := range 1000 {
 		now := int64(i) * int64(50*time.Millisecond) // twice the rate: the queue grows
 		var res Reservation
-		s.reserve(now, &rule, 0, 0, &res, nil)
+		s.reserve(now, &rule, 0, 0, &res)
 		waiting := int64(0)
 		for _, tr := range s.turns {
 			if tr.at > now {
@@ -123,12 +123,13 @@ func TestTurnsForgetTheirWakers(t *testing.T) {
 	gap := int64(100 * time.Millisecond)
 	s := newKeyState()
 	var first Reservation
-	s.reserve(0, &rule, 0, 0, &first, nil) // leaves at once
+	s.reserve(0, &rule, 0, 0, &first) // leaves at once
 	wakers := make([]waker, 5)
 	res := make([]Reservation, len(wakers))
 	for i := range wakers {
 		wakers[i].timer.Store(time.NewTimer(time.Hour))
-		s.reserve(0, &rule, 0, 0, &res[i], &wakers[i])
+		s.reserve(0, &rule, 0, 0, &res[i])
+		s.giveWaker(res[i].id, 0, 0, &wakers[i])
 	}
 	holds := func(w *waker) bool {
 		for _, tr := range s.turns[:cap(s.turns)] {

@@ -127,11 +127,12 @@ func WaitTurns(ctx context.Context, l Limiter, t *Turns) (Waited, error) {
 }
 
 // Leave is the departure gate once more, for a request that WaitTurns let
-// go with t (or ReserveAtOnce, its Reservation then put in t): called as the very last step before the request is sent, it
-// returns nil at once when the request leaves within 10 ms of the
-// departures noted for it, and otherwise passes the gate again, as
-// WaitTurns does, sleeping while a key holds it back. On failure it gives
-// back every turn, as WaitTurns does, and the request must not be sent.
+// go with t (or ReserveAtOnce, its Reservation then put in t): called as
+// the very last step before the request is sent, it returns nil at once
+// when the request leaves within 10 ms of the departures noted for it,
+// and otherwise passes the gate again, as WaitTurns does, sleeping while a
+// key holds it back. On failure it gives back every turn, as WaitTurns
+// does, and the request must not be sent.
 func Leave(ctx context.Context, l Limiter, t *Turns) error {
 	late := false
 	for i := range t.Reservations {
@@ -182,7 +183,7 @@ func (tw *turnWait) run(ctx context.Context, l Limiter, t *Turns, now time.Time)
 		if t.Reserved > 0 && now.IsZero() {
 			tw.beginAt(&t.Reservations[0])
 			now = tw.start
-			tw.wakeOnHeld()
+			tw.giveWaker(&t.Reservations[0], tw.maxWait)
 		}
 	}
 	w := &tw.w
@@ -311,12 +312,13 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 	if tw.maxWait > 0 {
 		r.MaxWait = max(tw.maxWait-now.Sub(tw.start), 1)
 	}
-	got, err := tw.reserveIn(r)
+	got, err := tw.l.Reserve(tw.ctx, *r)
 	if err != nil {
 		return err
 	}
 	res := &tw.t.Reservations[i]
 	*res = got
+	tw.giveWaker(res, r.MaxWait)
 	if now.IsZero() {
 		tw.beginAt(res)
 		now = tw.start
@@ -330,26 +332,14 @@ func (tw *turnWait) reserve(i int, now time.Time, w *Waited) error {
 	return nil
 }
 
-// reserveIn reserves r's turn in the Limiter. A Memory holding the only
-// turn of the request is given its waker, so that a request that leaves
-// late before it moves its wake-up instead of waking it to sleep again;
-// with several turns, the request waits for each turn alone (see hold),
-// which a moved wake-up would not.
-func (tw *turnWait) reserveIn(r *Request) (Reservation, error) {
+// giveWaker gives a Memory the waker of a request whose only turn res
+// is a later one, within maxWait of when it was reserved, so that a
+// request that leaves late before it moves its wake-up instead of waking
+// it to sleep again (see Memory.wakeOn). With several turns, the request
+// waits for each turn alone (see hold), which a moved wake-up would not.
+func (tw *turnWait) giveWaker(res *Reservation, maxWait time.Duration) {
 	if m, ok := tw.l.(*Memory); ok && len(tw.t.Reservations) == 1 {
-		return m.reserveWaking(*r, &tw.wake), nil
-	}
-	return tw.l.Reserve(tw.ctx, *r)
-}
-
-// wakeOnHeld gives a Memory the waker of a request handed to WaitTurns
-// with its only turn already held (Turns.Reserved), as reserveIn does for
-// a turn it holds itself. A request that leaves late before the waker is
-// given wakes at its planned turn and is held back by the gate, as
-// without one.
-func (tw *turnWait) wakeOnHeld() {
-	if m, ok := tw.l.(*Memory); ok && len(tw.t.Reservations) == 1 {
-		m.wakeOn(&tw.t.Reservations[0], &tw.wake, tw.maxWait)
+		m.wakeOn(res, &tw.wake, maxWait)
 	}
 }
 
