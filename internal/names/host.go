@@ -17,17 +17,17 @@ import (
 // with no registrable domain (localhost, a bare public suffix), is its own
 // domain.
 func Domain(hostport string) (string, error) {
-	host, err := Host(hostport)
+	if name, ok := plainHostName(hostport); ok {
+		return registrable(name), nil
+	}
+	host, err := hostOf(hostport)
 	if err != nil {
 		return "", err
 	}
 	if parseIP(host) != nil {
 		return host, nil
 	}
-	if etld1, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
-		return etld1, nil
-	}
-	return host, nil
+	return registrable(host), nil
 }
 
 // Host turns a URL's host[:port] into the host polite keys on: lower-cased,
@@ -35,6 +35,14 @@ func Domain(hostport string) (string, error) {
 // punycode, an IP address in its canonical form (IPv6 without brackets or
 // zone). It is idempotent: the host it returns normalises to itself.
 func Host(hostport string) (string, error) {
+	if name, ok := plainHostName(hostport); ok {
+		return name, nil
+	}
+	return hostOf(hostport)
+}
+
+// hostOf is Host for any hostport: the path for what plainHostName leaves.
+func hostOf(hostport string) (string, error) {
 	host, split := hostport, false
 	if strings.Contains(hostport, ":") { // a port, or an IPv6 literal
 		if h, _, err := net.SplitHostPort(hostport); err == nil {
@@ -69,6 +77,49 @@ func Host(hostport string) (string, error) {
 		return "", fmt.Errorf("polite: host %q: not a host name", hostport)
 	}
 	return name, nil
+}
+
+// plainHostName returns hostport as Host returns it, and true, if it is
+// what almost every URL has: a host name of ASCII letters, digits, '-' and
+// '_', with no empty label and at least one byte that is no digit or dot
+// (so it is no IPv4 address), no port, maybe a trailing dot. It decides in
+// one pass over the bytes, as every request is keyed; for any other
+// hostport it returns false, and hostOf, which handles every form, says
+// what it stands for.
+func plainHostName(hostport string) (string, bool) {
+	name := strings.TrimSuffix(hostport, ".")
+	upper, numeric := false, true
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z' || c == '-' || c == '_':
+			numeric = false
+		case 'A' <= c && c <= 'Z':
+			upper, numeric = true, false
+		case '0' <= c && c <= '9':
+		case c == '.':
+			if i == 0 || name[i-1] == '.' {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	}
+	if numeric || name[len(name)-1] == '.' { // numeric if name is empty
+		return "", false
+	}
+	if upper {
+		return strings.ToLower(name), true
+	}
+	return name, true
+}
+
+// registrable returns the registrable domain (eTLD+1) of name, a host
+// name in lower case with no empty label, or name itself if it has none.
+func registrable(name string) string {
+	if etld1, err := publicsuffix.EffectiveTLDPlusOne(name); err == nil {
+		return etld1
+	}
+	return name
 }
 
 // ForURL returns host as a URL writes it: an IPv6 address in brackets.
