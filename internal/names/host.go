@@ -114,12 +114,17 @@ func plainHostName(hostport string) (string, bool) {
 }
 
 // registrable returns the registrable domain (eTLD+1) of name, a host
-// name in lower case with no empty label, or name itself if it has none.
+// name in lower case with no empty label, or name itself if it has none:
+// publicsuffix.EffectiveTLDPlusOne without its checks for empty labels,
+// which name has passed, and without the error it makes for a name that
+// is a public suffix or less, such as localhost.
 func registrable(name string) string {
-	if etld1, err := publicsuffix.EffectiveTLDPlusOne(name); err == nil {
-		return etld1
+	suffix, _ := publicsuffix.PublicSuffix(name)
+	i := len(name) - len(suffix) - 1
+	if i < 0 || name[i] != '.' {
+		return name
 	}
-	return name
+	return name[1+strings.LastIndexByte(name[:i], '.'):]
 }
 
 // ForURL returns host as a URL writes it: an IPv6 address in brackets.
