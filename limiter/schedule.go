@@ -333,7 +333,7 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	if t == now {
 		s.beginTurn(&tr, now, rule)
 	}
-	s.keep(tr, now)
+	s.keep(&tr, now)
 	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
 	s.quietAt = s.quiet(rule, gap)
 }
@@ -390,7 +390,7 @@ func (s *keyState) noteStart(now int64, rule *Rule) {
 //
 // The started turn whose departure is the latest noted stays, so that
 // confirm can take that departure back if its request is late to leave.
-func (s *keyState) keep(tr turn, now int64) {
+func (s *keyState) keep(tr *turn, now int64) {
 	if s.turns == nil {
 		s.turns = s.turn[:0]
 	}
@@ -411,8 +411,13 @@ func (s *keyState) keep(tr turn, now int64) {
 	if latest >= 0 {
 		s.turns[0], n = s.turns[latest], 1
 	}
-	s.cutTurns(n + copy(s.turns[n:], s.turns[i:]))
-	s.turns = append(s.turns, tr)
+	n += copy(s.turns[n:], s.turns[i:])
+	if n == len(s.turns) {
+		s.turns = append(s.turns, *tr)
+		return
+	}
+	s.turns[n] = *tr // where a forgotten turn was: cutTurns need not clear it first
+	s.cutTurns(n + 1)
 }
 
 // cutTurns keeps the first n turns. The others are cleared where the
@@ -455,7 +460,7 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		t, reason := s.earliest(now, rule, gap, jitter)
 		tr := s.hold(t, rule)
 		tr.wake = w
-		s.keep(tr, now)
+		s.keep(&tr, now)
 		res.reason, res.id, res.at = reason, tr.id, t
 		if t > now {
 			w.sleepsUntil(t)
