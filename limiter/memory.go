@@ -133,7 +133,7 @@ func (m *Memory) ObserveAt(r Request, o Observation, now time.Time) time.Duratio
 func (sh *shard) observeLocked(r *Request, o *Observation, now time.Time) time.Duration {
 	n, rule := sh.m.nanos(now), r.EffectiveRule()
 	s := sh.stateLocked(r, n)
-	defer func() { s.quietAt = s.quiet(rule) }()
+	defer func() { s.quietAt = s.quiet(rule, s.minDelay(rule)) }()
 	if o.Status == 0 && !o.Failed {
 		s.observed().SetCrawlDelay(o.Host, o.CrawlDelay)
 		return 0

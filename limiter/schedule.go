@@ -144,14 +144,22 @@ func (b *bucket) full(rule *Rule) int64 {
 	return after(b.at, tokenTime(float64(rule.Burst)-b.tokens, rule.Rate))
 }
 
+// minGap is the least gap between two starts, and the reason for it.
+type minGap struct {
+	d   time.Duration
+	why Reason
+}
+
 // minDelay is the least gap between two starts: the rule's, or what the
-// server asked for when that is longer, and the reason for it.
-func (s *keyState) minDelay(rule *Rule) (time.Duration, Reason) {
+// server asked for when that is longer. It depends on rule and on what the
+// state observed only, so a call that reads it more than once (reserve)
+// reads it once and hands it on.
+func (s *keyState) minDelay(rule *Rule) minGap {
 	observed, why := s.fb.MinDelay(adaptiveStart(rule))
 	if observed > rule.MinDelay {
-		return observed, Reason(why)
+		return minGap{observed, Reason(why)}
 	}
-	return rule.MinDelay, ReasonMinDelay
+	return minGap{rule.MinDelay, ReasonMinDelay}
 }
 
 // longestWindow is the longest window of rule's quotas; 0 without quotas.
@@ -210,7 +218,7 @@ func (s *keyState) historyWindow(now int64, rule *Rule) int64 {
 // to refill the bucket, or the gap between two starts if longer, and the
 // jitter.
 func (s *keyState) cycle(rule *Rule) time.Duration {
-	d, _ := s.minDelay(rule)
+	d := s.minDelay(rule).d
 	if rule.Rate > 0 {
 		d = max(d, tokenTime(float64(rule.Burst), rule.Rate))
 	}
@@ -218,21 +226,20 @@ func (s *keyState) cycle(rule *Rule) time.Duration {
 }
 
 // earliest returns the earliest start at or after now that every rule of
-// the plan allows, with jitter added to the gap since the latest start, and
-// the rule that set it.
-func (s *keyState) earliest(now int64, rule *Rule, jitter time.Duration) (int64, Reason) {
+// the plan allows, gap being s.minDelay(rule), with jitter added to the gap
+// since the latest start, and the rule that set it.
+func (s *keyState) earliest(now int64, rule *Rule, gap minGap, jitter time.Duration) (int64, Reason) {
 	t, reason := now, Reason("")
 	later := func(u int64, why Reason) {
 		if u > t {
 			t, reason = u, why
 		}
 	}
-	gap, gapReason := s.minDelay(rule)
 	last := s.plan.last
 	if last != none {
 		later(last, ReasonQueue)
-		if gap > 0 {
-			later(after(last, gap), gapReason)
+		if gap.d > 0 {
+			later(after(last, gap.d), gap.why)
 		}
 	}
 	later(s.pausedUntil, s.pauseWhy)
@@ -255,10 +262,11 @@ func (s *keyState) earliest(now int64, rule *Rule, jitter time.Duration) (int64,
 }
 
 // allowed is the earliest start at or after now that the sent schedule
-// allows: what the server has seen must fit the rules too.
-func (s *keyState) allowed(now int64, rule *Rule) int64 {
+// allows, gap being s.minDelay(rule): what the server has seen must fit
+// the rules too.
+func (s *keyState) allowed(now int64, rule *Rule, gap time.Duration) int64 {
 	t := now
-	if gap, _ := s.minDelay(rule); s.sent.last != none && gap > 0 {
+	if s.sent.last != none && gap > 0 {
 		t = max(t, after(s.sent.last, gap))
 	}
 	if rule.Rate > 0 {
@@ -267,25 +275,27 @@ func (s *keyState) allowed(now int64, rule *Rule) int64 {
 	return max(t, s.pausedUntil)
 }
 
-// quiet is when the state becomes as good as a fresh one under rule:
-// its bucket full, its gaps, pause and quota windows over, and what it
-// observed of its server (a backoff step, an adaptive gap) past what it
-// remembers.
-func (s *keyState) quiet(rule *Rule) int64 {
+// quiet is when the state becomes as good as a fresh one under rule, gap
+// being s.minDelay(rule): its bucket full, its gaps, pause and quota
+// windows over, and what it observed of its server (a backoff step, an
+// adaptive gap) past what it remembers.
+func (s *keyState) quiet(rule *Rule, gap minGap) int64 {
 	q := s.pausedUntil
-	gap, why := s.minDelay(rule)
 	if s.plan.last != none {
-		q = max(q, after(after(s.plan.last, gap), rule.Jitter))
-		if why == ReasonAdaptive {
+		q = max(q, after(after(s.plan.last, gap.d), rule.Jitter))
+		if gap.why == ReasonAdaptive {
 			// Remembered for as long again, as a backoff step is.
-			q = max(q, after(after(s.plan.last, gap), gap))
+			q = max(q, after(after(s.plan.last, gap.d), gap.d))
 		}
 	}
 	if s.sent.last != none {
-		q = max(q, after(s.sent.last, gap))
+		q = max(q, after(s.sent.last, gap.d))
 	}
 	if rule.Rate > 0 {
-		q = max(q, s.plan.bucket.full(rule), s.sent.bucket.full(rule))
+		q = max(q, s.plan.bucket.full(rule))
+		if s.sent.bucket != s.plan.bucket {
+			q = max(q, s.sent.bucket.full(rule))
+		}
 	}
 	if n := len(s.starts); n > 0 {
 		q = max(q, after(s.starts[n-1], time.Duration(s.window)))
@@ -306,9 +316,10 @@ func (s *keyState) quiet(rule *Rule) int64 {
 // noted only by confirm.
 func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration, res *Reservation) {
 	s.fit(now, rule)
-	t, reason := s.earliest(now, rule, jitter)
-	if t == now {
-		if u := s.allowed(now, rule); u > now {
+	gap := s.minDelay(rule)
+	t, reason := s.earliest(now, rule, gap, jitter)
+	if t == now && s.sent != s.plan { // else earliest checked what allowed would
+		if u := s.allowed(now, rule, gap.d); u > now {
 			t, reason = u, ReasonQueue
 		}
 	}
@@ -322,9 +333,9 @@ func (s *keyState) reserve(now int64, rule *Rule, jitter, maxWait time.Duration,
 	if t == now {
 		s.beginTurn(&tr, now, rule)
 	}
-	s.keep(tr, now)
+	s.keep(&tr, now)
 	res.ok, res.id, res.at, res.begun = true, tr.id, t, t == now
-	s.quietAt = s.quiet(rule)
+	s.quietAt = s.quiet(rule, gap)
 }
 
 // hold takes start t into the plan and returns its turn, now held.
@@ -379,7 +390,7 @@ func (s *keyState) noteStart(now int64, rule *Rule) {
 //
 // The started turn whose departure is the latest noted stays, so that
 // confirm can take that departure back if its request is late to leave.
-func (s *keyState) keep(tr turn, now int64) {
+func (s *keyState) keep(tr *turn, now int64) {
 	if s.turns == nil {
 		s.turns = s.turn[:0]
 	}
@@ -400,8 +411,13 @@ func (s *keyState) keep(tr turn, now int64) {
 	if latest >= 0 {
 		s.turns[0], n = s.turns[latest], 1
 	}
-	s.cutTurns(n + copy(s.turns[n:], s.turns[i:]))
-	s.turns = append(s.turns, tr)
+	n += copy(s.turns[n:], s.turns[i:])
+	if n == len(s.turns) {
+		s.turns = append(s.turns, *tr)
+		return
+	}
+	s.turns[n] = *tr // where a forgotten turn was: cutTurns need not clear it first
+	s.cutTurns(n + 1)
 }
 
 // cutTurns keeps the first n turns. The others are cleared where the
@@ -427,6 +443,7 @@ func (s *keyState) find(id uint64) int {
 func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.Duration) time.Duration {
 	res.rule = rule
 	s.fit(now, rule)
+	gap := s.minDelay(rule)
 	if i := s.find(res.id); i >= 0 && s.turns[i].started && s.turns[i].made == s.made {
 		// Its departure was noted, but its request is late to leave (the
 		// caller was held up after the gate): that departure is taken
@@ -440,18 +457,18 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 		// given back and held anew, after the turns handed out.
 		w := s.wakerOf(res.id)
 		s.cancel(res.id, res.at, rule)
-		t, reason := s.earliest(now, rule, jitter)
+		t, reason := s.earliest(now, rule, gap, jitter)
 		tr := s.hold(t, rule)
 		tr.wake = w
-		s.keep(tr, now)
+		s.keep(&tr, now)
 		res.reason, res.id, res.at = reason, tr.id, t
 		if t > now {
 			w.sleepsUntil(t)
-			s.quietAt = s.quiet(rule)
+			s.quietAt = s.quiet(rule, gap)
 			return time.Duration(t - now)
 		} // else the new turn may leave now: its departure is noted below
 	}
-	if u := s.allowed(now, rule); u > now {
+	if u := s.allowed(now, rule, gap.d); u > now {
 		s.wakerOf(res.id).sleepsUntil(u)
 		return time.Duration(u - now)
 	}
@@ -465,8 +482,8 @@ func (s *keyState) confirm(now int64, res *Reservation, rule *Rule, jitter time.
 	} else {
 		s.noteStart(now, rule)
 	}
-	s.wakeNext(now, rule)
-	s.quietAt = s.quiet(rule)
+	s.wakeNext(now, rule, gap.d)
+	s.quietAt = s.quiet(rule, gap)
 	return 0
 }
 
@@ -491,15 +508,16 @@ func (s *keyState) wakerOf(id uint64) *waker {
 // after a departure noted at now, to when the gate will let it go, if
 // that is later than it wakes: it then wakes once, not at its planned
 // turn and again when the gate lets it go. A turn that a pause covers is
-// left as it is: the gate holds it anew when it wakes (see confirm).
-func (s *keyState) wakeNext(now int64, rule *Rule) {
+// left as it is: the gate holds it anew when it wakes (see confirm). gap
+// is s.minDelay(rule).
+func (s *keyState) wakeNext(now int64, rule *Rule, gap time.Duration) {
 	for i := range s.turns {
 		tr := &s.turns[i]
 		if tr.started || tr.cancelled {
 			continue
 		}
 		if tr.wake != nil && s.pausedUntil <= tr.at {
-			tr.wake.moveTo(s.allowed(tr.at, rule), now)
+			tr.wake.moveTo(s.allowed(tr.at, rule, gap), now)
 		}
 		return
 	}
@@ -585,7 +603,7 @@ func (s *keyState) cancel(id uint64, at int64, rule *Rule) {
 	}
 	s.cutTurns(j)
 	s.follow(s.sent.last, rule)
-	s.quietAt = s.quiet(rule)
+	s.quietAt = s.quiet(rule, s.minDelay(rule))
 }
 
 // addStart adds start t, keeping the starts in order.
@@ -635,12 +653,12 @@ func (s *keyState) pause(until int64, why Reason) {
 // state reports the key at now, holding nothing.
 func (s *keyState) state(now int64, rule *Rule, wall time.Time) State {
 	s.fit(now, rule)
-	t, reason := s.earliest(now, rule, 0)
-	if u := s.allowed(now, rule); u > t {
+	gap := s.minDelay(rule)
+	t, reason := s.earliest(now, rule, gap, 0)
+	if u := s.allowed(now, rule, gap.d); u > t {
 		t, reason = u, ReasonQueue
 	}
-	st := State{Wait: time.Duration(t - now), Reason: reason}
-	st.MinDelay, _ = s.minDelay(rule)
+	st := State{Wait: time.Duration(t - now), Reason: reason, MinDelay: gap.d}
 	if s.pausedUntil > now {
 		st.Paused, st.PauseReason = time.Duration(s.pausedUntil-now), s.pauseWhy
 	}

@@ -57,15 +57,15 @@ func TestQuietStateIsFresh(t *testing.T) {
 						started[res] = res.Wait() == 0 && s.confirm(now, res, &rule, drawJitter(rng, rule)) == 0
 					}
 				}
-				quiet := max(s.quiet(&rule), now)
+				quiet := max(s.quiet(&rule, s.minDelay(&rule)), now)
 				jitters := make([]time.Duration, 6)
 				for i := range jitters {
 					jitters[i] = drawJitter(rng, rule)
 				}
 				s.fit(quiet, &rule)
-				at, why := s.earliest(quiet, &rule, jitters[0])
+				at, why := s.earliest(quiet, &rule, s.minDelay(&rule), jitters[0])
 				require.Equal(t, [2]any{quiet, Reason("")}, [2]any{at, why}, "trial %d: the plan holds back a quiet state", trial)
-				require.Equal(t, quiet, s.allowed(quiet, &rule), "trial %d: the sent schedule holds back a quiet state", trial)
+				require.Equal(t, quiet, s.allowed(quiet, &rule, s.minDelay(&rule).d), "trial %d: the sent schedule holds back a quiet state", trial)
 				require.Equal(t, describe(newKeyState(), rule, quiet, jitters), describe(s, rule, quiet, jitters),
 					"trial %d: a state at its quietAt differs from a fresh one", trial)
 			}
