@@ -62,7 +62,7 @@ func (d *domain) maxConcurrent(lim *limitInForce) int {
 
 // finish ends a sent request: its place and its domain are free again.
 func (d *domain) finish() {
-	d.stats.InFlight(-1)
+	d.stats.Finished()
 	d.places.Give()
 	d.release()
 }
