@@ -21,14 +21,16 @@ import (
 // Taking and giving a place takes one atomic operation while nobody waits
 // in line; the mutex is only for the line.
 type Pool struct {
+	mu      sync.Mutex // held to join, leave or serve the line
+	waiting *list.List // of *waiter, first come first served; nil until a request waits
+
 	// counts holds the places taken in its low 32 bits and the requests
 	// in line, or deciding under mu whether to join it, in its high 32
 	// bits: one word, so that a Give that frees a place either shows in
 	// what a request about to join the line reads, or sees it there and
-	// serves the line.
-	counts  atomic.Int64
-	mu      sync.Mutex // held to join, leave or serve the line
-	waiting *list.List // of *waiter, first come first served; nil until a request waits
+	// serves the line. Every Take and Give writes it: it comes last, to
+	// lie beside what the Pool's owner puts after the Pool.
+	counts atomic.Int64
 }
 
 // oneInLine is one request in line in Pool.counts.
