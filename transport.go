@@ -242,7 +242,6 @@ func (t *Transport) sendInTurn(base http.RoundTripper, req *http.Request, fl *fl
 			d.stats.GlobalDelayed(w.wait)
 		}
 	}
-	d.stats.InFlight(1)
 	if t.timeout > 0 {
 		var sendCtx context.Context
 		sendCtx, fl.extra.cancel = context.WithTimeout(ctx, t.timeout)

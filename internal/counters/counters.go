@@ -16,8 +16,10 @@ const DelayThreshold = 10 * time.Millisecond
 // Counters holds one domain's counters. The zero value is ready to use;
 // it is safe for concurrent use and never blocks.
 type Counters struct {
-	// Every request writes these: they share one cache line.
-	total, inFlight atomic.Int64
+	// Every request writes these: they share one cache line. The
+	// requests in flight are not counted apart but derived: those sent,
+	// robots.txt fetches included, less those finished.
+	total, finished atomic.Int64
 	lastRequest     Instant
 	responses       [4]atomic.Int64 // 2xx to 5xx
 
@@ -48,7 +50,8 @@ func (r *Counters) rareCounters() *rareCounters {
 	return r.rare.Load()
 }
 
-// Sent records a request that passed the limiter after waiting wait.
+// Sent records a request that passed the limiter after waiting wait: it
+// is in flight until Finished.
 func (r *Counters) Sent(now time.Time, wait time.Duration, degraded bool) {
 	r.total.Add(1)
 	if wait > 0 || degraded {
@@ -84,7 +87,8 @@ func (r *Counters) GlobalDelayed(wait time.Duration) {
 }
 
 // RobotsSent records a robots.txt fetch that passed the limiter: it is
-// counted apart from the requests, and its response is not counted.
+// counted apart from the requests, and its response is not counted, but
+// it is in flight until Finished like a request.
 func (r *Counters) RobotsSent(now time.Time) {
 	r.rareCounters().robots.Add(1)
 	r.lastRequest.Store(now)
@@ -124,17 +128,21 @@ func (r *Counters) Response(status int) {
 // Paused adds d to the time the domain spent paused at the server's request.
 func (r *Counters) Paused(d time.Duration) { r.rareCounters().pausedNanos.Add(int64(d)) }
 
-// InFlight adds delta to the requests in flight.
-func (r *Counters) InFlight(delta int64) { r.inFlight.Add(delta) }
+// Finished records the end of the flight of a request or robots.txt
+// fetch that Sent or RobotsSent recorded.
+func (r *Counters) Finished() { r.finished.Add(1) }
 
 // Snapshot copies the counters into a Snapshot for domain, with the derived
 // averages filled in. Pause and quota fields are left to the caller.
 func (r *Counters) Snapshot(domain string) stats.Snapshot {
+	// Finished before sent: a request finishes after it is sent, so the
+	// requests in flight never come out negative.
+	finished := r.finished.Load()
 	s := stats.Snapshot{
 		Domain:        domain,
 		TotalRequests: r.total.Load(),
-		InFlight:      r.inFlight.Load(),
 	}
+	s.InFlight = s.TotalRequests - finished
 	if c := r.rare.Load(); c != nil {
 		s.DelayedRequests = c.delayed.Load()
 		s.ServerDelayedRequests = c.serverDelayed.Load()
@@ -144,6 +152,7 @@ func (r *Counters) Snapshot(domain string) stats.Snapshot {
 		s.DisallowedRequests = c.disallowed.Load()
 		s.GivenUpRequests = c.givenUp.Load()
 		s.RobotsRequests = c.robots.Load()
+		s.InFlight += s.RobotsRequests
 		s.TotalWaitTime = time.Duration(c.waitNanos.Load())
 		s.ThrottledResponses = c.throttled.Load()
 		s.DegradedRequests = c.degraded.Load()

@@ -58,8 +58,8 @@ func TestRecorderCounts(t *testing.T) {
 	}
 	r.Paused(2 * time.Second)
 	r.Paused(time.Second)
-	r.InFlight(3)
-	r.InFlight(-1)
+	r.Finished()
+	r.Finished()
 	r.Disallowed()
 
 	s := r.Snapshot("a.com")
@@ -90,11 +90,10 @@ func TestRecorderConcurrent(t *testing.T) {
 	for range 50 {
 		wg.Go(func() {
 			for range 100 {
-				r.InFlight(1)
 				r.Sent(now, 20*time.Millisecond, false)
 				r.Response(200)
-				r.InFlight(-1)
-				_ = r.Snapshot("a.com")
+				r.Finished()
+				assert.GreaterOrEqual(t, r.Snapshot("a.com").InFlight, int64(0))
 			}
 		})
 	}
@@ -137,4 +136,17 @@ func TestRecorderQueuedAndGivenUp(t *testing.T) {
 	s := r.Snapshot("a.com")
 	assert.Equal(t, 3*time.Second, s.QueuedTime)
 	assert.Equal(t, int64(1), s.GivenUpRequests)
+}
+
+func TestInFlightCountsRobotsFetches(t *testing.T) {
+	var r counters.Counters
+	r.Sent(time.Now(), 0, false)
+	r.RobotsSent(time.Now())
+	assert.Equal(t, int64(2), r.Snapshot("a.com").InFlight, "a request and a robots.txt fetch")
+	r.Finished()
+	r.Finished()
+	s := r.Snapshot("a.com")
+	assert.Zero(t, s.InFlight)
+	assert.Equal(t, int64(1), s.TotalRequests)
+	assert.Equal(t, int64(1), s.RobotsRequests)
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Pool counts the requests of one key (a domain, a server, the global
@@ -16,11 +17,30 @@ import (
 // taken waits in line; it then waits under the MaxConcurrent it asked
 // with. The zero value has no place taken. A Pool is safe for concurrent
 // use.
+//
+// Taking and giving a place takes one atomic operation while nobody waits
+// in line; the mutex is only for the line.
 type Pool struct {
-	mu      sync.Mutex
-	taken   int
+	mu      sync.Mutex // held to join, leave or serve the line
 	waiting *list.List // of *waiter, first come first served; nil until a request waits
+
+	// counts holds the places taken in its low 32 bits and the requests
+	// in line, or deciding under mu whether to join it, in its high 32
+	// bits: one word, so that a Give that frees a place either shows in
+	// what a request about to join the line reads, or sees it there and
+	// serves the line. Every Take and Give writes it: it comes last, to
+	// lie beside what the Pool's owner puts after the Pool.
+	counts atomic.Int64
 }
+
+// oneInLine is one request in line in Pool.counts.
+const oneInLine = 1 << 32
+
+// taken returns the places taken that counts c holds.
+func taken(c int64) int { return int(uint32(c)) }
+
+// inLine returns the requests in line that counts c holds.
+func inLine(c int64) int { return int(c >> 32) }
 
 // waiter is a request waiting for a place under max.
 type waiter struct {
@@ -31,9 +51,16 @@ type waiter struct {
 // Take takes a place under max, at once if max is 0 (no cap), waiting in
 // line for one until ctx ends; it then returns an *AllTakenError.
 func (pl *Pool) Take(ctx context.Context, max int) error {
+	if max <= 0 {
+		pl.counts.Add(1)
+		return nil
+	}
+	if c := pl.counts.Load(); inLine(c) == 0 && taken(c) < max && pl.counts.CompareAndSwap(c, c+1) {
+		return nil
+	}
 	pl.mu.Lock()
-	if max <= 0 || pl.taken < max && (pl.waiting == nil || pl.waiting.Len() == 0) {
-		pl.taken++
+	if c := pl.counts.Add(oneInLine); inLine(c) == 1 && taken(c) < max {
+		pl.counts.Add(1 - oneInLine)
 		pl.mu.Unlock()
 		return nil
 	}
@@ -53,20 +80,22 @@ func (pl *Pool) Take(ctx context.Context, max int) error {
 	select {
 	case <-w.ready:
 		// Given a place as ctx ended: give it to the next in line.
-		pl.taken--
+		pl.counts.Add(-1)
 	default:
 		pl.waiting.Remove(e)
+		pl.counts.Add(-oneInLine)
 	}
 	pl.handOnLocked()
-	return &AllTakenError{max: max, inFlight: pl.taken, cause: context.Cause(ctx)}
+	return &AllTakenError{max: max, inFlight: taken(pl.counts.Load()), cause: context.Cause(ctx)}
 }
 
 // Give gives back a place that Take took.
 func (pl *Pool) Give() {
-	pl.mu.Lock()
-	pl.taken--
-	pl.handOnLocked()
-	pl.mu.Unlock()
+	if c := pl.counts.Add(-1); inLine(c) > 0 {
+		pl.mu.Lock()
+		pl.handOnLocked()
+		pl.mu.Unlock()
+	}
 }
 
 // handOnLocked gives places to the requests first in line while there
@@ -77,10 +106,10 @@ func (pl *Pool) handOnLocked() {
 	}
 	for e := pl.waiting.Front(); e != nil; e = pl.waiting.Front() {
 		w := e.Value.(*waiter)
-		if pl.taken >= w.max {
+		if taken(pl.counts.Load()) >= w.max {
 			return
 		}
-		pl.taken++
+		pl.counts.Add(1 - oneInLine)
 		close(w.ready)
 		pl.waiting.Remove(e)
 	}
