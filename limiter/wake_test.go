@@ -25,12 +25,7 @@ func TestLateDepartureMovesTheNextWakeUp(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := context.Background()
 				m := limiter.NewMemory()
-				rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
-				req := limiter.Request{Key: "late.example", Rule: &rule}
-				_, err := limiter.Wait(ctx, m, req) // the first leaves at once
-				require.NoError(t, err)
-				late, err := m.Reserve(ctx, req) // planned 100 ms from now
-				require.NoError(t, err)
+				req, late := firstAndSecond(t, m, "late.example")
 				require.Equal(t, 100*time.Millisecond, late.Wait())
 
 				sleeps := 0
@@ -70,12 +65,7 @@ func TestLateDepartureMovesTheNextWakeUp(t *testing.T) {
 func TestWakeUpsStayInTheirBubble(t *testing.T) {
 	ctx := context.Background()
 	m := limiter.NewMemory()
-	rule := limiter.Rule{Rate: 10, Burst: 1} // 100 ms apart
-	req := limiter.Request{Key: "bubble.example", Rule: &rule}
-	_, err := limiter.Wait(ctx, m, req) // the first leaves at once
-	require.NoError(t, err)
-	late, err := m.Reserve(ctx, req) // planned 100 ms from now
-	require.NoError(t, err)
+	req, late := firstAndSecond(t, m, "bubble.example")
 
 	asleep, departed := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -97,4 +87,17 @@ func TestWakeUpsStayInTheirBubble(t *testing.T) {
 		<-departed // a channel from outside: the bubble's clock stands still meanwhile
 		assert.NoError(t, <-done)
 	})
+}
+
+// firstAndSecond sends key's first request at once on m, under a rule
+// 100 ms apart, and returns the request with the second one's turn,
+// reserved for 100 ms after the first.
+func firstAndSecond(t *testing.T, m *limiter.Memory, key string) (limiter.Request, limiter.Reservation) {
+	t.Helper()
+	req := limiter.Request{Key: key, Rule: &limiter.Rule{Rate: 10, Burst: 1}}
+	_, err := limiter.Wait(context.Background(), m, req)
+	require.NoError(t, err)
+	second, err := m.Reserve(context.Background(), req)
+	require.NoError(t, err)
+	return req, second
 }
